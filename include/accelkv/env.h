@@ -1,0 +1,104 @@
+// Env: every file-system access and clock read of AccelKV goes through an Env,
+// so tests can run on an in-memory file system and inject faults.
+//
+// Thread safety: Env methods are safe for concurrent use. A file object is
+// used by one thread at a time, except RandomAccessFile::Read, which is safe
+// for concurrent use.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accelkv/slice.h"
+#include "accelkv/status.h"
+
+namespace accelkv {
+
+// A file read from its start to its end.
+class SequentialFile {
+ public:
+  virtual ~SequentialFile() = default;
+  // Reads up to n bytes. *result points into scratch or into the file's own
+  // memory. A short read (result->size() < n) means end of file.
+  virtual Status Read(size_t n, Slice* result, char* scratch) = 0;
+  virtual Status Skip(uint64_t n) = 0;
+};
+
+// A file read at arbitrary offsets. Read is safe for concurrent use.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads up to n bytes at offset; *result may point into scratch.
+  // Fewer than n bytes only at end of file.
+  virtual Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const = 0;
+};
+
+// A file written sequentially. Appended data is durable only after Sync().
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(const Slice& data) = 0;
+  // Hands buffered data to the operating system (no durability).
+  virtual Status Flush() = 0;
+  // Makes all appended data durable (fdatasync/fsync).
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+};
+
+// A lock on a file, held by a process (DB::Open takes one on LOCK).
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  // The process-wide POSIX Env. Never deleted.
+  static Env* Default();
+
+  virtual Status NewSequentialFile(const std::string& fname,
+                                   std::unique_ptr<SequentialFile>* result) = 0;
+  virtual Status NewRandomAccessFile(const std::string& fname,
+                                     std::unique_ptr<RandomAccessFile>* result) = 0;
+  // Creates or truncates fname.
+  virtual Status NewWritableFile(const std::string& fname,
+                                 std::unique_ptr<WritableFile>* result) = 0;
+  // Opens fname for appending, creating it if it does not exist.
+  virtual Status NewAppendableFile(const std::string& fname,
+                                   std::unique_ptr<WritableFile>* result) = 0;
+
+  virtual bool FileExists(const std::string& fname) = 0;
+  // Names (not paths) of the entries of dir.
+  virtual Status GetChildren(const std::string& dir, std::vector<std::string>* result) = 0;
+  virtual Status RemoveFile(const std::string& fname) = 0;
+  // OK if the directory already exists.
+  virtual Status CreateDir(const std::string& dirname) = 0;
+  virtual Status RemoveDir(const std::string& dirname) = 0;
+  virtual Status GetFileSize(const std::string& fname, uint64_t* file_size) = 0;
+  // Atomically replaces target with src.
+  virtual Status RenameFile(const std::string& src, const std::string& target) = 0;
+  // Makes the directory's entries (creations, renames, removals) durable.
+  virtual Status SyncDir(const std::string& dirname) = 0;
+
+  // Busy if another process or Env user holds the lock.
+  virtual Status LockFile(const std::string& fname, std::unique_ptr<FileLock>* lock) = 0;
+  virtual Status UnlockFile(std::unique_ptr<FileLock> lock) = 0;
+
+  // Microseconds since some fixed point; monotonic.
+  virtual uint64_t NowMicros() = 0;
+  virtual void SleepForMicroseconds(int micros) = 0;
+};
+
+// An Env that keeps files in memory and delegates clocks to base_env.
+// Files not Sync()ed are kept too (it models no crash; see the test Env for that).
+std::unique_ptr<Env> NewMemEnv(Env* base_env);
+
+// Reads or writes a whole file through env.
+Status ReadFileToString(Env* env, const std::string& fname, std::string* data);
+Status WriteStringToFile(Env* env, const Slice& data, const std::string& fname, bool sync);
+
+}  // namespace accelkv

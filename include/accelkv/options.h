@@ -1,0 +1,113 @@
+// Options for opening a database, reading and writing. Every field documents
+// its default and the reason for it; defaults follow RocksDB's where one
+// exists so that side-by-side comparisons start from the same place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "accelkv/slice.h"
+
+namespace accelkv {
+
+class Cache;
+class Comparator;
+class Env;
+class Snapshot;
+
+enum class CompressionType : unsigned char {
+  // Stored in every block trailer: do not renumber (on-disk format).
+  kNone = 0,
+};
+
+struct Options {
+  // --- Behaviour ---
+  // Order of user keys. Default: bytewise. Must match the one the database was
+  // created with (checked by name at open).
+  const Comparator* comparator;
+  // Create the database if it is missing. Default false, as in LevelDB/RocksDB.
+  bool create_if_missing = false;
+  // Fail Open if the database exists. Default false.
+  bool error_if_exists = false;
+  // Fail Open on a corrupt WAL record in the middle of a log instead of
+  // stopping replay at it. Default false (a torn tail is always tolerated).
+  bool paranoid_checks = false;
+  // File system and clock. Default: Env::Default() (POSIX).
+  Env* env;
+
+  // --- Write path ---
+  // Bytes of a memtable before it is made immutable and flushed. Default
+  // 64 MiB (RocksDB's write_buffer_size).
+  size_t write_buffer_size = 64 << 20;
+  // Memtables (active + immutable) kept before writers stop. Default 2 (RocksDB).
+  int max_write_buffer_number = 2;
+  // L0 file count that starts a compaction. Default 4 (RocksDB).
+  int level0_file_num_compaction_trigger = 4;
+  // L0 file count at which each write is delayed by 1 ms. Default 20 (RocksDB).
+  int level0_slowdown_writes_trigger = 20;
+  // L0 file count at which writes stop until compaction catches up. Default 36.
+  int level0_stop_writes_trigger = 36;
+  // Estimated bytes still to compact at which writes are delayed / stopped.
+  // Defaults 64 GiB / 256 GiB (RocksDB).
+  uint64_t soft_pending_compaction_bytes_limit = 64ull << 30;
+  uint64_t hard_pending_compaction_bytes_limit = 256ull << 30;
+
+  // --- Tables ---
+  // Target uncompressed bytes of a data block. Default 4 KiB (RocksDB, LevelDB).
+  size_t block_size = 4096;
+  // Bloom filter bits per user key; 0 disables filters. Default 10 (~1% false
+  // positives), the common RocksDB setting.
+  int bloom_bits_per_key = 10;
+  // Block compression. Default none (LZ4 is planned).
+  CompressionType compression = CompressionType::kNone;
+  // Block cache; nullptr means a private cache of block_cache_size bytes.
+  std::shared_ptr<Cache> block_cache;
+  // Size of the private block cache. Default 32 MiB (RocksDB's default).
+  size_t block_cache_size = 32 << 20;
+  // Open table files kept in the table cache. Default 1000 (LevelDB).
+  int max_open_files = 1000;
+
+  // --- Levels and compaction ---
+  // Number of levels. Default 7 (RocksDB, LevelDB).
+  int num_levels = 7;
+  // Target size of an output table file. Default 64 MiB (RocksDB target_file_size_base).
+  uint64_t target_file_size = 64ull << 20;
+  // Target bytes of level 1; level n+1 targets multiplier times level n.
+  // Defaults 256 MiB and 10 (RocksDB).
+  uint64_t max_bytes_for_level_base = 256ull << 20;
+  double max_bytes_for_level_multiplier = 10.0;
+  // Threads running flushes and compactions. Default 2 (RocksDB max_background_jobs).
+  int max_background_jobs = 2;
+
+  Options();
+};
+
+struct ReadOptions {
+  // Verify block checksums on every read (they are always verified when a
+  // block enters the cache). Default true.
+  bool verify_checksums = true;
+  // Put blocks read by this operation into the block cache. Default true;
+  // long scans may turn it off.
+  bool fill_cache = true;
+  // Read as of this snapshot; nullptr means the latest state.
+  const Snapshot* snapshot = nullptr;
+  // Iterator bounds: keys < lower bound or >= upper bound are not returned.
+  // The pointed-to slices must outlive the iterator. nullptr: unbounded.
+  const Slice* iterate_lower_bound = nullptr;
+  const Slice* iterate_upper_bound = nullptr;
+};
+
+struct WriteOptions {
+  // fsync the WAL before acknowledging. A write acknowledged with sync=true
+  // survives a crash of the process or machine. Default false: the write
+  // survives a process crash but may be lost if the machine fails.
+  bool sync = false;
+};
+
+struct FlushOptions {
+  // Wait until the flush is done. Default true.
+  bool wait = true;
+};
+
+}  // namespace accelkv
