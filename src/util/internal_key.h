@@ -72,11 +72,13 @@ inline uint64_t ExtractTrailer(const Slice& internal_key) {
   return DecodeFixed64(internal_key.data() + internal_key.size() - kInternalKeyTrailerSize);
 }
 
-// Orders internal keys: user key ascending, then trailer descending.
-class InternalKeyComparator {
+// Orders internal keys: user key ascending, then trailer descending. A
+// Comparator itself, so generic iterators (merging, two-level) can use it.
+class InternalKeyComparator final : public Comparator {
  public:
   explicit InternalKeyComparator(const Comparator* c) : user_comparator_(c) {}
-  int Compare(const Slice& a, const Slice& b) const {
+  const char* Name() const override { return "accelkv.InternalKeyComparator"; }
+  int Compare(const Slice& a, const Slice& b) const override {
     int r = user_comparator_->Compare(ExtractUserKey(a), ExtractUserKey(b));
     if (r == 0) {
       const uint64_t anum = ExtractTrailer(a);

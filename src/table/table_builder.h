@@ -1,0 +1,47 @@
+// TableBuilder: writes a sorted run of internal keys as one table file
+// (docs/FORMAT.md, "Table"). Output bytes are a pure function of the added
+// entries and the TableOptions: the GPU executor must reproduce them exactly.
+//
+// Thread safety: one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "accelkv/env.h"
+#include "accelkv/status.h"
+#include "table/table_options.h"
+#include "table/table_properties.h"
+
+namespace accelkv {
+
+class TableBuilder {
+ public:
+  // Does not take ownership of file; the caller Syncs and Closes it after Finish().
+  TableBuilder(const TableOptions& options, WritableFile* file);
+  TableBuilder(const TableBuilder&) = delete;
+  TableBuilder& operator=(const TableBuilder&) = delete;
+  // REQUIRES: Finish() or Abandon() was called.
+  ~TableBuilder();
+
+  // REQUIRES: key is an internal key greater than every key added before.
+  void Add(const Slice& key, const Slice& value);
+  // Writes the filter, properties, index blocks and footer.
+  Status Finish();
+  // The file content will be discarded.
+  void Abandon();
+
+  Status status() const;
+  uint64_t NumEntries() const;
+  // Bytes written so far (the file size after Finish()).
+  uint64_t FileSize() const;
+  // Size of the file if Finish() were called now (for output splitting).
+  uint64_t EstimatedFileSize() const;
+  const TableProperties& properties() const;
+
+ private:
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace accelkv

@@ -1,0 +1,25 @@
+// The subset of Options a table builder/reader needs, so src/table/ does not
+// depend on the DB layer.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "accelkv/cache.h"
+#include "accelkv/comparator.h"
+#include "accelkv/options.h"
+
+namespace accelkv {
+
+struct TableOptions {
+  // Orders internal keys; must be an InternalKeyComparator over the user comparator.
+  const Comparator* comparator = nullptr;
+  // The user comparator (for the bloom filter and properties).
+  const Comparator* user_comparator = nullptr;
+  size_t block_size = 4096;
+  int bloom_bits_per_key = 10;  // 0: no filter
+  CompressionType compression = CompressionType::kNone;
+  Cache* block_cache = nullptr;  // may be nullptr (no caching)
+};
+
+}  // namespace accelkv
