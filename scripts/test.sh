@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The test suite: set up, build with warnings as errors, run every test; then
+# the unit tests under ASan+UBSan and the concurrency tests under TSan.
+# ACCELKV_TEST_QUICK=1 skips the sanitizer builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc)
+
+echo "== build and test (RelWithDebInfo, -Werror) =="
+cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELKV_WERROR=ON >/dev/null
+cmake --build build-test -j"$jobs"
+ctest --test-dir build-test --output-on-failure -j"$jobs" --timeout 600
+
+if [ "${ACCELKV_TEST_QUICK:-0}" = "1" ]; then exit 0; fi
+
+echo "== ASan + UBSan =="
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DACCELKV_SANITIZE=address -DACCELKV_WITH_CUDA=OFF \
+  -DACCELKV_BUILD_BENCH=OFF -DACCELKV_WERROR=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900
+
+echo "== TSan (concurrent tests) =="
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELKV_SANITIZE=thread -DACCELKV_WITH_CUDA=OFF \
+  -DACCELKV_BUILD_BENCH=OFF -DACCELKV_WERROR=ON >/dev/null
+cmake --build build-tsan -j"$jobs" --target db_test memtable_test
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 900 -R "Concurren|SkipList"

@@ -1,0 +1,278 @@
+// DBImpl background work: scheduling, flushes, compactions, obsolete files,
+// and the user-triggered Flush and CompactRange.
+#include <algorithm>
+
+#include "db/builder.h"
+#include "db/db_impl.h"
+#include "util/filename.h"
+
+namespace accelkv {
+
+void DBImpl::MaybeScheduleWork() {
+  if (shutting_down_.load() || !bg_error_.ok()) return;
+  if (!imm_.empty() && !flush_scheduled_) {
+    flush_scheduled_ = true;
+    flush_pool_->Schedule([this] { BackgroundFlush(); });
+  }
+  if (manual_compaction_active_) return;  // CompactRange owns the tree
+  while (compactions_running_ < compaction_pool_->size()) {
+    std::unique_ptr<Compaction> c = PickCompaction();
+    if (!c) break;
+    RegisterRunningCompaction(c.get());
+    compactions_running_++;
+    Compaction* raw = c.release();
+    compaction_pool_->Schedule([this, raw] { BackgroundCompaction(std::unique_ptr<Compaction>(raw)); });
+  }
+}
+
+void DBImpl::BackgroundFlush() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!imm_.empty() && bg_error_.ok() && !shutting_down_.load()) {
+    ImmutableMemTable oldest = imm_.front();
+    const uint64_t next_log = imm_.size() > 1 ? imm_[1].log_number : logfile_number_;
+    Status s = FlushMemTable(oldest.mem, next_log, lock);
+    if (!s.ok()) {
+      RecordBackgroundError(s);
+      break;
+    }
+    imm_.pop_front();
+    oldest.mem->Unref();
+    has_imm_.store(!imm_.empty(), std::memory_order_release);
+    RemoveObsoleteFiles();
+    bg_cv_.notify_all();
+  }
+  flush_scheduled_ = false;
+  MaybeScheduleWork();
+  bg_cv_.notify_all();
+}
+
+Status DBImpl::FlushMemTable(MemTable* mem, uint64_t next_log_number,
+                             std::unique_lock<std::mutex>& lock) {
+  VersionEdit edit;
+  Status s = WriteLevel0Table(mem, &edit, lock);
+  if (s.ok() && shutting_down_.load()) {
+    // Nothing is lost: the WAL still holds the memtable's data.
+    s = Status::Aborted("database is closing");
+  }
+  if (s.ok()) {
+    edit.SetLogNumber(next_log_number);  // earlier logs are no longer needed
+    s = ApplyEdit(&edit, lock);
+  }
+  return s;
+}
+
+Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit,
+                                std::unique_lock<std::mutex>& lock) {
+  const uint64_t start = env_->NowMicros();
+  FileMetaData meta;
+  meta.number = versions_->NewFileNumber();
+  pending_outputs_.insert(meta.number);
+  std::unique_ptr<Iterator> iter(mem->NewIterator());
+  Status s;
+  {
+    lock.unlock();
+    s = BuildTable(dbname_, env_, table_options_, iter.get(), &meta);
+    lock.lock();
+  }
+  pending_outputs_.erase(meta.number);
+  if (s.ok() && meta.file_size > 0) {
+    edit->AddFile(0, meta);
+    stats_.flushes++;
+    stats_.flush_bytes_written += meta.file_size;
+    stats_.levels[0].bytes_written += meta.file_size;
+    stats_.levels[0].micros += env_->NowMicros() - start;
+  }
+  return s;
+}
+
+// Serializes LogAndApply between flushes and compactions running at once.
+Status DBImpl::ApplyEdit(VersionEdit* edit, std::unique_lock<std::mutex>& lock) {
+  manifest_cv_.wait(lock, [this] { return !manifest_busy_; });
+  manifest_busy_ = true;
+  Status s = versions_->LogAndApply(edit, &mu_);
+  manifest_busy_ = false;
+  manifest_cv_.notify_one();
+  return s;
+}
+
+void DBImpl::BackgroundCompaction(std::unique_ptr<Compaction> c) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Status s;
+  if (!shutting_down_.load() && bg_error_.ok()) s = RunCompaction(c.get(), lock);
+  if (!s.ok() && !shutting_down_.load()) RecordBackgroundError(s);
+  UnregisterRunningCompaction(c.get());
+  compactions_running_--;
+  MaybeScheduleWork();
+  bg_cv_.notify_all();
+}
+
+Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) {
+  const uint64_t start = env_->NowMicros();
+  VersionEdit edit;
+  LevelCompactionStats& lstats = stats_.levels[c->output_level()];
+  if (c->IsTrivialMove()) {
+    const FileMetaPtr& f = c->input(0, 0);
+    edit.RemoveFile(c->level(), f->number);
+    edit.AddFile(c->output_level(), *f);
+    Status s = ApplyEdit(&edit, lock);
+    if (s.ok()) stats_.trivial_moves++;
+    return s;
+  }
+
+  std::vector<uint64_t> allocated;
+  CompactionJobSpec spec;
+  spec.dbname = dbname_;
+  spec.env = env_;
+  spec.table_options = table_options_;
+  spec.table_cache = table_cache_.get();
+  spec.compaction = c;
+  spec.snapshots = snapshots_.Sequences();
+  spec.internal_comparator = &internal_comparator_;
+  spec.new_file_number = [this, &allocated] {
+    std::lock_guard<std::mutex> l(mu_);
+    uint64_t n = versions_->NewFileNumber();
+    pending_outputs_.insert(n);
+    allocated.push_back(n);
+    return n;
+  };
+
+  CompactionJobResult result;
+  CompactionExecutor* executor = cpu_executor_.get();
+  lock.unlock();
+  Status s = executor->Run(spec, &result);
+  lock.lock();
+
+  if (s.ok() && shutting_down_.load()) s = Status::Aborted("database is closing");
+  if (s.ok()) {
+    for (int which = 0; which < 2; which++) {
+      for (const FileMetaPtr& f : c->inputs(which)) edit.RemoveFile(c->level() + which, f->number);
+    }
+    for (const FileMetaData& out : result.outputs) edit.AddFile(c->output_level(), out);
+    s = ApplyEdit(&edit, lock);
+  }
+  for (uint64_t n : allocated) pending_outputs_.erase(n);
+  if (s.ok()) {
+    uint64_t in0 = 0, in1 = 0, out = 0;
+    for (const FileMetaPtr& f : c->inputs(0)) in0 += f->file_size;
+    for (const FileMetaPtr& f : c->inputs(1)) in1 += f->file_size;
+    for (const FileMetaData& f : result.outputs) out += f.file_size;
+    lstats.compactions++;
+    lstats.bytes_read_level += in0;
+    lstats.bytes_read_next_level += in1;
+    lstats.bytes_written += out;
+    lstats.micros += env_->NowMicros() - start;
+    ExecutorStats& es = stats_.executors[executor->Name()];
+    es.jobs++;
+    es.input_bytes += in0 + in1;
+    es.output_bytes += out;
+    es.micros += env_->NowMicros() - start;
+    es.cpu_seconds += result.cpu_seconds;
+    for (const auto& [stage, micros] : result.stage_micros) es.stage_micros[stage] += micros;
+  } else {
+    // Outputs of a failed job never reach a version; remove them now.
+    for (const FileMetaData& f : result.outputs) env_->RemoveFile(TableFileName(dbname_, f.number));
+  }
+  RemoveObsoleteFiles();
+  return s;
+}
+
+void DBImpl::RemoveObsoleteFiles() {
+  if (!bg_error_.ok()) return;  // the state on disk is uncertain: keep everything
+  std::set<uint64_t> live = pending_outputs_;
+  versions_->AddLiveFiles(&live);
+  std::vector<std::string> filenames;
+  env_->GetChildren(dbname_, &filenames);  // ignoring errors on purpose
+  const uint64_t min_log = versions_->LogNumber();
+  const uint64_t manifest = versions_->ManifestFileNumber();
+  for (const std::string& name : filenames) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    bool keep = true;
+    switch (type) {
+      case FileType::kLogFile:
+        keep = number >= min_log || number == logfile_number_;
+        break;
+      case FileType::kDescriptorFile:
+        keep = number >= manifest;
+        break;
+      case FileType::kTableFile:
+      case FileType::kTempFile:
+        keep = live.count(number) > 0;
+        break;
+      case FileType::kCurrentFile:
+      case FileType::kLockFile:
+      case FileType::kInfoLogFile:
+        keep = true;
+        break;
+    }
+    if (!keep) {
+      if (type == FileType::kTableFile) table_cache_->Evict(number);
+      env_->RemoveFile(dbname_ + "/" + name);
+    }
+  }
+}
+
+Status DBImpl::WaitForBackgroundWorkLocked(std::unique_lock<std::mutex>& lock) {
+  while (bg_error_.ok() && (flush_scheduled_ || compactions_running_ > 0 || !imm_.empty())) {
+    MaybeScheduleWork();
+    if (!flush_scheduled_ && compactions_running_ == 0 && !imm_.empty() && shutting_down_.load()) break;
+    bg_cv_.wait(lock);
+  }
+  return bg_error_;
+}
+
+Status DBImpl::TEST_WaitForBackgroundWork() {
+  std::unique_lock<std::mutex> lock(mu_);
+  return WaitForBackgroundWorkLocked(lock);
+}
+
+Status DBImpl::Flush(const FlushOptions& options) {
+  Status s = WriteImpl(WriteOptions(), nullptr);  // switches a non-empty memtable
+  if (!s.ok() || !options.wait) return s;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (bg_error_.ok() && !imm_.empty()) {
+    MaybeScheduleWork();
+    bg_cv_.wait(lock);
+  }
+  return bg_error_;
+}
+
+Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
+  Status s = Flush(FlushOptions());
+  if (!s.ok()) return s;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_) return Status::InvalidArgument("database is closed");
+  // Take the tree: wait for running compactions, then keep new ones out.
+  bg_cv_.wait(lock, [this] { return !manual_compaction_active_; });
+  manual_compaction_active_ = true;
+  while (compactions_running_ > 0 && bg_error_.ok()) bg_cv_.wait(lock);
+
+  InternalKey begin_key, end_key;
+  if (begin != nullptr) begin_key = InternalKey(*begin, kMaxSequenceNumber, kValueTypeForSeek);
+  if (end != nullptr) end_key = InternalKey(*end, 0, ValueType::kDeletion);
+  const InternalKey* b = begin != nullptr ? &begin_key : nullptr;
+  const InternalKey* e = end != nullptr ? &end_key : nullptr;
+
+  int max_level = 1;  // L0 -> L1 always runs
+  for (int level = 1; level < options_.num_levels; level++) {
+    if (versions_->current()->OverlapInLevel(level, begin, end)) max_level = level;
+  }
+  for (int level = 0; level < max_level && s.ok(); level++) {
+    // A level is compacted into the next in pieces of bounded size.
+    while (s.ok() && bg_error_.ok()) {
+      std::unique_ptr<Compaction> c = PickManualCompaction(level, b, e);
+      if (!c) break;
+      RegisterRunningCompaction(c.get());
+      s = RunCompaction(c.get(), lock);
+      UnregisterRunningCompaction(c.get());
+    }
+  }
+  if (s.ok()) s = bg_error_;
+  manual_compaction_active_ = false;
+  MaybeScheduleWork();
+  bg_cv_.notify_all();
+  return s;
+}
+
+}  // namespace accelkv

@@ -1,0 +1,210 @@
+// DBImpl write path: group commit, WAL append, memtable insert, stalls.
+#include <chrono>
+#include <thread>
+
+#include "db/db_impl.h"
+#include "memtable/write_batch_internal.h"
+#include "util/filename.h"
+
+namespace accelkv {
+
+struct DBImpl::Writer {
+  explicit Writer(const WriteBatch* b, bool s) : batch(b), sync(s) {}
+  Status status;
+  const WriteBatch* batch;  // nullptr: a request to switch the memtable
+  bool sync;
+  bool done = false;
+  std::condition_variable cv;
+};
+
+Status DBImpl::Put(const WriteOptions& options, const Slice& key, const Slice& value) {
+  WriteBatch batch;
+  batch.Put(key, value);
+  return WriteImpl(options, &batch);
+}
+
+Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
+  WriteBatch batch;
+  batch.Delete(key);
+  return WriteImpl(options, &batch);
+}
+
+Status DBImpl::Write(const WriteOptions& options, const WriteBatch& batch) {
+  return WriteImpl(options, &batch);
+}
+
+Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
+  Writer w(batch, options.sync);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_) return Status::InvalidArgument("database is closed");
+  writers_.push_back(&w);
+  while (!w.done && &w != writers_.front()) w.cv.wait(lock);
+  if (w.done) return w.status;
+
+  // This writer leads: it may take the batches of the writers behind it.
+  Status status = MakeRoomForWrite(batch == nullptr, lock);
+  uint64_t last_sequence = versions_->LastSequence();
+  Writer* last_writer = &w;
+  if (status.ok() && batch != nullptr) {
+    WriteBatch* group = BuildBatchGroup(&last_writer);
+    WriteBatchInternal::SetSequence(group, last_sequence + 1);
+    const uint32_t count = WriteBatchInternal::Count(group);
+    last_sequence += count;
+    MemTable* mem = mem_;
+    const bool sync = w.sync;
+
+    // Append to the WAL and apply to the memtable without mu_: only the
+    // leader is here, and readers never block on writers.
+    lock.unlock();
+    Slice contents = WriteBatchInternal::Contents(group);
+    status = log_->AddRecord(contents);
+    bool sync_error = false;
+    if (status.ok()) status = logfile_->Flush();
+    if (status.ok() && sync) {
+      status = logfile_->Sync();
+      if (!status.ok()) sync_error = true;
+    }
+    if (status.ok()) status = WriteBatchInternal::InsertInto(group, mem);
+    lock.lock();
+
+    if (status.ok()) {
+      versions_->SetLastSequence(last_sequence);
+      stats_.wal_bytes_written += contents.size();
+      if (sync) stats_.wal_syncs++;
+      stats_.user_writes++;
+      // User bytes: the batch payload (keys, values and their length prefixes).
+      stats_.user_bytes_written += contents.size() - WriteBatchInternal::kHeaderSize;
+    } else {
+      // The WAL may now hold a record whose fate is unknown; refuse further
+      // writes rather than risk acknowledging data that is not durable.
+      RecordBackgroundError(sync_error ? Status::IOError("WAL sync failed", status.ToString())
+                                       : status);
+    }
+    if (group == &tmp_batch_) tmp_batch_.Clear();
+  }
+
+  while (true) {
+    Writer* ready = writers_.front();
+    writers_.pop_front();
+    if (ready != &w) {
+      ready->status = status;
+      ready->done = true;
+      ready->cv.notify_one();
+    }
+    if (ready == last_writer) break;
+  }
+  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  return status;
+}
+
+// REQUIRES: writers_ is not empty and its front has a non-null batch.
+WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
+  Writer* first = writers_.front();
+  WriteBatch* result = const_cast<WriteBatch*>(first->batch);
+  size_t size = WriteBatchInternal::ByteSize(first->batch);
+
+  // Bound the group so a small write is not delayed behind a huge group.
+  size_t max_size = 1 << 20;
+  if (size <= (128 << 10)) max_size = size + (128 << 10);
+
+  *last_writer = first;
+  for (auto it = writers_.begin() + 1; it != writers_.end(); ++it) {
+    Writer* w = *it;
+    if (w->sync && !first->sync) break;  // a sync write must not ride a non-sync leader
+    if (w->batch == nullptr) break;
+    size += WriteBatchInternal::ByteSize(w->batch);
+    if (size > max_size) break;
+    if (result == first->batch) {
+      result = &tmp_batch_;
+      assert(WriteBatchInternal::Count(result) == 0);
+      WriteBatchInternal::Append(result, first->batch);
+    }
+    WriteBatchInternal::Append(result, w->batch);
+    *last_writer = w;
+  }
+  return result;
+}
+
+Status DBImpl::MakeRoomForWrite(bool force, std::unique_lock<std::mutex>& lock) {
+  bool allow_delay = !force;
+  while (true) {
+    const int l0_files = versions_->NumLevelFiles(0);
+    if (!bg_error_.ok()) {
+      return bg_error_;
+    }
+    if (shutting_down_.load()) {
+      return Status::Aborted("database is closing");
+    }
+    const uint64_t pending = versions_->EstimatedPendingCompactionBytes();
+    if (allow_delay && (l0_files >= options_.level0_slowdown_writes_trigger ||
+                        pending >= options_.soft_pending_compaction_bytes_limit)) {
+      // Close to the stop threshold: delay this write by 1 ms once, handing
+      // the CPU to compaction instead of stopping writes later for seconds.
+      lock.unlock();
+      const uint64_t start = env_->NowMicros();
+      env_->SleepForMicroseconds(1000);
+      lock.lock();
+      stats_.slowdown_micros += env_->NowMicros() - start;
+      allow_delay = false;
+      continue;
+    }
+    if (!force && mem_->ApproximateMemoryUsage() <= options_.write_buffer_size) {
+      return Status::OK();  // room in the current memtable
+    }
+    if (force && mem_->NumEntries() == 0) {
+      return Status::OK();  // nothing to flush
+    }
+    const bool too_many_memtables =
+        static_cast<int>(imm_.size()) >= options_.max_write_buffer_number - 1;
+    const bool too_many_l0 = l0_files >= options_.level0_stop_writes_trigger;
+    const bool too_much_pending = pending >= options_.hard_pending_compaction_bytes_limit;
+    if (too_many_memtables || too_many_l0 || too_much_pending) {
+      MaybeScheduleWork();
+      const uint64_t start = env_->NowMicros();
+      stats_.stall_count++;
+      bg_cv_.wait(lock);
+      stats_.stall_micros += env_->NowMicros() - start;
+      continue;
+    }
+    Status s = SwitchMemtable();
+    if (!s.ok()) return s;
+    force = false;  // the switch satisfied a forced request
+    MaybeScheduleWork();
+  }
+}
+
+// Makes mem_ immutable and starts a new memtable with a new WAL.
+Status DBImpl::SwitchMemtable() {
+  const uint64_t new_log_number = versions_->NewFileNumber();
+  std::unique_ptr<WritableFile> lfile;
+  Status s = env_->NewWritableFile(LogFileName(dbname_, new_log_number), &lfile);
+  if (!s.ok()) {
+    versions_->ReuseFileNumber(new_log_number);
+    return s;
+  }
+  // Everything written to the old log is handed to the OS before the switch.
+  if (logfile_) {
+    s = logfile_->Close();
+    if (!s.ok()) {
+      RecordBackgroundError(s);
+      return s;
+    }
+  }
+  imm_.push_back(ImmutableMemTable{mem_, logfile_number_});
+  has_imm_.store(true, std::memory_order_release);
+  logfile_ = std::move(lfile);
+  logfile_number_ = new_log_number;
+  log_ = std::make_unique<log::Writer>(logfile_.get());
+  mem_ = new MemTable(internal_comparator_);
+  mem_->Ref();
+  return Status::OK();
+}
+
+void DBImpl::RecordBackgroundError(const Status& s) {
+  if (bg_error_.ok() && !s.ok()) {
+    bg_error_ = s;
+    bg_cv_.notify_all();
+  }
+}
+
+}  // namespace accelkv
