@@ -1,0 +1,321 @@
+// MemEnv: NewMemEnv(), a whole file system kept in memory.
+//
+// Model:
+// - A file is a reference-counted byte string (FileState). The name map and
+//   every open file object hold references, so a reader opened before
+//   RemoveFile or RenameFile keeps reading the old bytes, as on POSIX.
+// - NewWritableFile on an existing name truncates that same FileState (as
+//   O_TRUNC does), so open readers see the truncation.
+// - Directories: a directory exists if CreateDir made it or if some file
+//   path lies under it. Creating a file does not require its directory to
+//   exist. GetChildren lists the direct children (files and subdirectories,
+//   each name once, without "." and ".."); NotFound if the directory does
+//   not exist. RemoveDir fails on a non-empty directory.
+// - Nothing is lost at any point: Sync and SyncDir only check arguments
+//   (crash simulation is FaultInjectionEnv's job).
+// - Clocks delegate to the base Env.
+//
+// Thread safety: the Env is safe for concurrent use (one mutex over the name
+// maps, one per FileState over its bytes).
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "accelkv/env.h"
+#include "util/thread_annotations.h"
+
+namespace accelkv {
+namespace {
+
+class FileState {
+ public:
+  uint64_t Size() const EXCLUDES(mu_) {
+    std::lock_guard<std::mutex> l(mu_);
+    return data_.size();
+  }
+  void Truncate() EXCLUDES(mu_) {
+    std::lock_guard<std::mutex> l(mu_);
+    data_.clear();
+  }
+  void Append(const Slice& s) EXCLUDES(mu_) {
+    std::lock_guard<std::mutex> l(mu_);
+    data_.append(s.data(), s.size());
+  }
+  // Copies up to n bytes at offset into scratch; *result = the bytes read.
+  void Read(uint64_t offset, size_t n, Slice* result, char* scratch) const EXCLUDES(mu_) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (offset >= data_.size()) {
+      *result = Slice(scratch, 0);
+      return;
+    }
+    size_t avail = static_cast<size_t>(data_.size() - offset);
+    size_t len = std::min(n, avail);
+    if (len > 0) std::memcpy(scratch, data_.data() + offset, len);
+    *result = Slice(scratch, len);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string data_ GUARDED_BY(mu_);
+};
+
+using FileRef = std::shared_ptr<FileState>;
+
+class MemSequentialFile final : public SequentialFile {
+ public:
+  explicit MemSequentialFile(FileRef file) : file_(std::move(file)) {}
+  Status Read(size_t n, Slice* result, char* scratch) override {
+    file_->Read(pos_, n, result, scratch);
+    pos_ += result->size();
+    return Status::OK();
+  }
+  Status Skip(uint64_t n) override {
+    pos_ = std::min(pos_ + n, std::max(pos_, file_->Size()));
+    return Status::OK();
+  }
+
+ private:
+  FileRef file_;
+  uint64_t pos_ = 0;
+};
+
+class MemRandomAccessFile final : public RandomAccessFile {
+ public:
+  explicit MemRandomAccessFile(FileRef file) : file_(std::move(file)) {}
+  Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
+    file_->Read(offset, n, result, scratch);
+    return Status::OK();
+  }
+
+ private:
+  FileRef file_;
+};
+
+class MemWritableFile final : public WritableFile {
+ public:
+  MemWritableFile(std::string fname, FileRef file)
+      : fname_(std::move(fname)), file_(std::move(file)) {}
+  Status Append(const Slice& data) override {
+    if (file_ == nullptr) return Status::IOError(fname_, "append to closed file");
+    file_->Append(data);
+    return Status::OK();
+  }
+  Status Flush() override { return Check("flush of closed file"); }
+  Status Sync() override { return Check("sync of closed file"); }
+  Status Close() override {
+    file_.reset();
+    return Status::OK();
+  }
+
+ private:
+  Status Check(const char* what) const {
+    return file_ == nullptr ? Status::IOError(fname_, what) : Status::OK();
+  }
+  const std::string fname_;
+  FileRef file_;  // nullptr once closed
+};
+
+class MemEnv;
+
+class MemFileLock final : public FileLock {
+ public:
+  MemFileLock(MemEnv* env, std::string fname) : env_(env), fname_(std::move(fname)) {}
+  ~MemFileLock() override;
+  const std::string& fname() const { return fname_; }
+
+ private:
+  MemEnv* const env_;
+  const std::string fname_;
+};
+
+// "a/b/" and "a/b" name the same directory.
+std::string StripTrailingSlashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+class MemEnv final : public Env {
+ public:
+  explicit MemEnv(Env* base) : base_(base) {}
+
+  Status NewSequentialFile(const std::string& fname,
+                           std::unique_ptr<SequentialFile>* result) override {
+    result->reset();
+    FileRef f = Find(fname);
+    if (f == nullptr) return Status::NotFound(fname, "no such file");
+    *result = std::make_unique<MemSequentialFile>(std::move(f));
+    return Status::OK();
+  }
+
+  Status NewRandomAccessFile(const std::string& fname,
+                             std::unique_ptr<RandomAccessFile>* result) override {
+    result->reset();
+    FileRef f = Find(fname);
+    if (f == nullptr) return Status::NotFound(fname, "no such file");
+    *result = std::make_unique<MemRandomAccessFile>(std::move(f));
+    return Status::OK();
+  }
+
+  Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result) override {
+    return OpenWritable(fname, /*truncate=*/true, result);
+  }
+
+  Status NewAppendableFile(const std::string& fname,
+                           std::unique_ptr<WritableFile>* result) override {
+    return OpenWritable(fname, /*truncate=*/false, result);
+  }
+
+  bool FileExists(const std::string& fname) override {
+    std::lock_guard<std::mutex> l(mu_);
+    return files_.count(fname) > 0 || DirExistsLocked(StripTrailingSlashes(fname));
+  }
+
+  Status GetChildren(const std::string& dir, std::vector<std::string>* result) override {
+    result->clear();
+    std::lock_guard<std::mutex> l(mu_);
+    const std::string d = StripTrailingSlashes(dir);
+    if (!DirExistsLocked(d)) return Status::NotFound(dir, "no such directory");
+    const std::string prefix = d + "/";
+    std::set<std::string> names;
+    auto collect = [&](const std::string& path) {
+      if (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0) {
+        std::string rest = path.substr(prefix.size());
+        names.insert(rest.substr(0, rest.find('/')));
+      }
+    };
+    for (const auto& [path, file] : files_) collect(path);
+    for (const auto& path : dirs_) collect(path);
+    result->assign(names.begin(), names.end());
+    return Status::OK();
+  }
+
+  Status RemoveFile(const std::string& fname) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (files_.erase(fname) == 0) return Status::NotFound(fname, "no such file");
+    return Status::OK();
+  }
+
+  Status CreateDir(const std::string& dirname) override {
+    std::lock_guard<std::mutex> l(mu_);
+    const std::string d = StripTrailingSlashes(dirname);
+    if (files_.count(d) > 0) return Status::IOError(dirname, "exists and is a file");
+    dirs_.insert(d);
+    return Status::OK();
+  }
+
+  Status RemoveDir(const std::string& dirname) override {
+    std::lock_guard<std::mutex> l(mu_);
+    const std::string d = StripTrailingSlashes(dirname);
+    if (!DirExistsLocked(d)) return Status::NotFound(dirname, "no such directory");
+    if (HasChildrenLocked(d)) return Status::IOError(dirname, "directory not empty");
+    dirs_.erase(d);
+    return Status::OK();
+  }
+
+  Status GetFileSize(const std::string& fname, uint64_t* file_size) override {
+    *file_size = 0;
+    FileRef f = Find(fname);
+    if (f == nullptr) return Status::NotFound(fname, "no such file");
+    *file_size = f->Size();
+    return Status::OK();
+  }
+
+  Status RenameFile(const std::string& src, const std::string& target) override {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = files_.find(src);
+    if (it == files_.end()) return Status::NotFound(src, "no such file");
+    if (src == target) return Status::OK();
+    if (DirExistsLocked(target)) return Status::IOError(target, "is a directory");
+    FileRef f = std::move(it->second);
+    files_.erase(it);
+    files_[target] = std::move(f);
+    return Status::OK();
+  }
+
+  Status SyncDir(const std::string& dirname) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!DirExistsLocked(StripTrailingSlashes(dirname))) {
+      return Status::NotFound(dirname, "no such directory");
+    }
+    return Status::OK();
+  }
+
+  Status LockFile(const std::string& fname, std::unique_ptr<FileLock>* lock) override {
+    lock->reset();
+    std::lock_guard<std::mutex> l(mu_);
+    if (!locked_.insert(fname).second) return Status::Busy("lock " + fname, "already held");
+    if (files_.count(fname) == 0) files_[fname] = std::make_shared<FileState>();
+    *lock = std::make_unique<MemFileLock>(this, fname);
+    return Status::OK();
+  }
+
+  Status UnlockFile(std::unique_ptr<FileLock> lock) override {
+    if (lock == nullptr) return Status::InvalidArgument("UnlockFile: null lock");
+    if (dynamic_cast<MemFileLock*>(lock.get()) == nullptr) {
+      return Status::InvalidArgument("UnlockFile: not a MemEnv lock");
+    }
+    lock.reset();  // ~MemFileLock releases
+    return Status::OK();
+  }
+
+  uint64_t NowMicros() override { return base_->NowMicros(); }
+  void SleepForMicroseconds(int micros) override { base_->SleepForMicroseconds(micros); }
+
+  void Unlock(const std::string& fname) EXCLUDES(mu_) {
+    std::lock_guard<std::mutex> l(mu_);
+    locked_.erase(fname);
+  }
+
+ private:
+  FileRef Find(const std::string& fname) EXCLUDES(mu_) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = files_.find(fname);
+    return it == files_.end() ? nullptr : it->second;
+  }
+
+  Status OpenWritable(const std::string& fname, bool truncate,
+                      std::unique_ptr<WritableFile>* result) EXCLUDES(mu_) {
+    result->reset();
+    std::lock_guard<std::mutex> l(mu_);
+    if (DirExistsLocked(StripTrailingSlashes(fname))) {
+      return Status::IOError(fname, "is a directory");
+    }
+    FileRef& f = files_[fname];
+    if (f == nullptr) {
+      f = std::make_shared<FileState>();
+    } else if (truncate) {
+      f->Truncate();
+    }
+    *result = std::make_unique<MemWritableFile>(fname, f);
+    return Status::OK();
+  }
+
+  bool HasChildrenLocked(const std::string& d) const REQUIRES(mu_) {
+    const std::string prefix = d + "/";
+    auto under = [&](const std::string& p) { return p.compare(0, prefix.size(), prefix) == 0; };
+    auto f = files_.lower_bound(prefix);
+    if (f != files_.end() && under(f->first)) return true;
+    auto s = dirs_.lower_bound(prefix);
+    return s != dirs_.end() && under(*s);
+  }
+
+  bool DirExistsLocked(const std::string& d) const REQUIRES(mu_) {
+    return dirs_.count(d) > 0 || HasChildrenLocked(d);
+  }
+
+  Env* const base_;
+  std::mutex mu_;
+  std::map<std::string, FileRef> files_ GUARDED_BY(mu_);
+  std::set<std::string> dirs_ GUARDED_BY(mu_);  // made by CreateDir
+  std::set<std::string> locked_ GUARDED_BY(mu_);
+};
+
+MemFileLock::~MemFileLock() { env_->Unlock(fname_); }
+
+}  // namespace
+
+std::unique_ptr<Env> NewMemEnv(Env* base_env) { return std::make_unique<MemEnv>(base_env); }
+
+}  // namespace accelkv
