@@ -1,0 +1,308 @@
+// Behaviour shared by PosixEnv (Env::Default()) and MemEnv: one suite,
+// parameterized over both.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "accelkv/env.h"
+#include "testutil/test_util.h"
+#include "util/random.h"
+
+namespace accelkv {
+namespace {
+
+enum class EnvKind { kPosix, kMem };
+
+class EnvTest : public ::testing::TestWithParam<EnvKind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == EnvKind::kPosix) {
+      env_ = Env::Default();
+      dir_ = tmp_.path();
+    } else {
+      mem_ = NewMemEnv(Env::Default());
+      env_ = mem_.get();
+      dir_ = "/mem/envtest";
+      ASSERT_TRUE(env_->CreateDir("/mem").ok());
+      ASSERT_TRUE(env_->CreateDir(dir_).ok());
+    }
+  }
+
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+  std::string Read(const std::string& fname) {
+    std::string data;
+    Status s = ReadFileToString(env_, fname, &data);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return data;
+  }
+
+  void Write(const std::string& fname, const std::string& data) {
+    Status s = WriteStringToFile(env_, data, fname, /*sync=*/true);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  test::TempDir tmp_;
+  std::unique_ptr<Env> mem_;
+  Env* env_ = nullptr;
+  std::string dir_;
+};
+
+TEST_P(EnvTest, WriteThenReadSequentially) {
+  Random rnd(301);
+  // Small appends, one append larger than the 64 KiB write buffer, and an
+  // append that straddles the buffer boundary.
+  std::string expected;
+  std::unique_ptr<WritableFile> w;
+  ASSERT_TRUE(env_->NewWritableFile(Path("f"), &w).ok());
+  for (size_t len : {0, 1, 100, 65000, 200000, 3, 70000, 65536, 7}) {
+    std::string piece = test::RandomString(&rnd, len);
+    ASSERT_TRUE(w->Append(piece).ok());
+    expected += piece;
+  }
+  ASSERT_TRUE(w->Sync().ok());
+  ASSERT_TRUE(w->Close().ok());
+
+  uint64_t size = 0;
+  ASSERT_TRUE(env_->GetFileSize(Path("f"), &size).ok());
+  EXPECT_EQ(expected.size(), size);
+
+  std::unique_ptr<SequentialFile> r;
+  ASSERT_TRUE(env_->NewSequentialFile(Path("f"), &r).ok());
+  std::string got;
+  std::vector<char> scratch(10000);
+  Slice chunk;
+  ASSERT_TRUE(r->Read(1000, &chunk, scratch.data()).ok());
+  got.append(chunk.data(), chunk.size());
+  ASSERT_TRUE(r->Skip(5000).ok());
+  do {
+    ASSERT_TRUE(r->Read(scratch.size(), &chunk, scratch.data()).ok());
+    got.append(chunk.data(), chunk.size());
+  } while (chunk.size() == scratch.size());
+  EXPECT_EQ(expected.substr(0, 1000) + expected.substr(6000), got);
+  // At end of file: empty reads.
+  ASSERT_TRUE(r->Read(10, &chunk, scratch.data()).ok());
+  EXPECT_EQ(0u, chunk.size());
+  EXPECT_EQ(expected, Read(Path("f")));
+}
+
+TEST_P(EnvTest, RandomAccessReads) {
+  Random rnd(17);
+  const std::string data = test::RandomString(&rnd, 100000);
+  Write(Path("ra"), data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(Path("ra"), &f).ok());
+  char scratch[4096];
+  Slice r;
+  ASSERT_TRUE(f->Read(12345, 1000, &r, scratch).ok());
+  EXPECT_EQ(data.substr(12345, 1000), r.ToString());
+  ASSERT_TRUE(f->Read(0, 10, &r, scratch).ok());
+  EXPECT_EQ(data.substr(0, 10), r.ToString());
+  ASSERT_TRUE(f->Read(99990, 100, &r, scratch).ok());  // short read at end
+  EXPECT_EQ(data.substr(99990), r.ToString());
+  ASSERT_TRUE(f->Read(100000, 100, &r, scratch).ok());  // at end
+  EXPECT_EQ(0u, r.size());
+  ASSERT_TRUE(f->Read(500000, 100, &r, scratch).ok());  // past end
+  EXPECT_EQ(0u, r.size());
+}
+
+TEST_P(EnvTest, ConcurrentRandomAccessReads) {
+  const uint64_t seed = test::TestSeed();
+  Random rnd(seed);
+  const std::string data = test::RandomString(&rnd, 1 << 20);
+  Write(Path("conc"), data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(Path("conc"), &f).ok());
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      Random r(seed + t + 1);
+      std::vector<char> scratch(8192);
+      for (int i = 0; i < 2000; i++) {
+        uint64_t off = r.Uniform(data.size());
+        size_t n = static_cast<size_t>(r.Uniform(scratch.size()) + 1);
+        Slice got;
+        Status s = f->Read(off, n, &got, scratch.data());
+        size_t expect_n = std::min<size_t>(n, data.size() - off);
+        if (!s.ok() || got.size() != expect_n ||
+            std::memcmp(got.data(), data.data() + off, expect_n) != 0) {
+          mismatches++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(0, mismatches.load());
+}
+
+TEST_P(EnvTest, FlushMakesDataVisibleToReaders) {
+  std::unique_ptr<WritableFile> w;
+  ASSERT_TRUE(env_->NewWritableFile(Path("fl"), &w).ok());
+  ASSERT_TRUE(w->Append("hello").ok());
+  ASSERT_TRUE(w->Flush().ok());
+  EXPECT_EQ("hello", Read(Path("fl")));
+  uint64_t size = 0;
+  ASSERT_TRUE(env_->GetFileSize(Path("fl"), &size).ok());
+  EXPECT_EQ(5u, size);
+  ASSERT_TRUE(w->Append(" world").ok());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ("hello world", Read(Path("fl")));
+  EXPECT_TRUE(w->Close().ok());  // closing twice is harmless
+  EXPECT_FALSE(w->Append("x").ok());
+}
+
+TEST_P(EnvTest, NewWritableFileTruncates) {
+  Write(Path("t"), "old contents");
+  Write(Path("t"), "new");
+  EXPECT_EQ("new", Read(Path("t")));
+  std::unique_ptr<WritableFile> w;
+  ASSERT_TRUE(env_->NewWritableFile(Path("t"), &w).ok());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ("", Read(Path("t")));
+}
+
+TEST_P(EnvTest, AppendableFile) {
+  std::unique_ptr<WritableFile> w;
+  ASSERT_TRUE(env_->NewAppendableFile(Path("a"), &w).ok());  // creates
+  ASSERT_TRUE(w->Append("one").ok());
+  ASSERT_TRUE(w->Close().ok());
+  ASSERT_TRUE(env_->NewAppendableFile(Path("a"), &w).ok());  // appends
+  ASSERT_TRUE(w->Append("two").ok());
+  ASSERT_TRUE(w->Sync().ok());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ("onetwo", Read(Path("a")));
+}
+
+TEST_P(EnvTest, MissingFiles) {
+  const std::string missing = Path("missing");
+  EXPECT_FALSE(env_->FileExists(missing));
+  std::unique_ptr<SequentialFile> sf;
+  Status s = env_->NewSequentialFile(missing, &sf);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find(missing));
+  EXPECT_EQ(nullptr, sf);
+  std::unique_ptr<RandomAccessFile> rf;
+  EXPECT_TRUE(env_->NewRandomAccessFile(missing, &rf).IsNotFound());
+  uint64_t size = 7;
+  EXPECT_TRUE(env_->GetFileSize(missing, &size).IsNotFound());
+  EXPECT_TRUE(env_->RemoveFile(missing).IsNotFound());
+  EXPECT_TRUE(env_->RenameFile(missing, Path("x")).IsNotFound());
+  EXPECT_FALSE(env_->FileExists(Path("x")));
+  std::string data = "junk";
+  EXPECT_TRUE(ReadFileToString(env_, missing, &data).IsNotFound());
+  EXPECT_EQ("", data);
+  std::vector<std::string> children;
+  EXPECT_TRUE(env_->GetChildren(Path("nodir"), &children).IsNotFound());
+  EXPECT_FALSE(env_->RemoveDir(Path("nodir")).ok());
+}
+
+TEST_P(EnvTest, RemoveFile) {
+  Write(Path("r"), "x");
+  EXPECT_TRUE(env_->FileExists(Path("r")));
+  ASSERT_TRUE(env_->RemoveFile(Path("r")).ok());
+  EXPECT_FALSE(env_->FileExists(Path("r")));
+}
+
+TEST_P(EnvTest, RenameReplacesTarget) {
+  Write(Path("src"), "new");
+  Write(Path("dst"), "old");
+  ASSERT_TRUE(env_->RenameFile(Path("src"), Path("dst")).ok());
+  EXPECT_FALSE(env_->FileExists(Path("src")));
+  EXPECT_EQ("new", Read(Path("dst")));
+  ASSERT_TRUE(env_->RenameFile(Path("dst"), Path("fresh")).ok());
+  EXPECT_EQ("new", Read(Path("fresh")));
+  EXPECT_FALSE(env_->FileExists(Path("dst")));
+}
+
+TEST_P(EnvTest, OpenReaderSurvivesRemoveAndRename) {
+  Write(Path("keep"), "contents");
+  std::unique_ptr<RandomAccessFile> ra;
+  std::unique_ptr<SequentialFile> seq;
+  ASSERT_TRUE(env_->NewRandomAccessFile(Path("keep"), &ra).ok());
+  ASSERT_TRUE(env_->NewSequentialFile(Path("keep"), &seq).ok());
+  ASSERT_TRUE(env_->RemoveFile(Path("keep")).ok());
+  Write(Path("keep"), "replacement");
+  char scratch[64];
+  Slice r;
+  ASSERT_TRUE(ra->Read(0, sizeof(scratch), &r, scratch).ok());
+  EXPECT_EQ("contents", r.ToString());
+  ASSERT_TRUE(seq->Read(sizeof(scratch), &r, scratch).ok());
+  EXPECT_EQ("contents", r.ToString());
+}
+
+TEST_P(EnvTest, DirectoriesAndChildren) {
+  ASSERT_TRUE(env_->CreateDir(Path("sub")).ok());
+  ASSERT_TRUE(env_->CreateDir(Path("sub")).ok());  // already exists: OK
+  EXPECT_TRUE(env_->FileExists(Path("sub")));
+  Write(Path("sub/inner"), "i");
+  Write(Path("a.log"), "1");
+  Write(Path("b.sst"), "2");
+  std::vector<std::string> children;
+  ASSERT_TRUE(env_->GetChildren(dir_, &children).ok());
+  std::sort(children.begin(), children.end());
+  EXPECT_EQ((std::vector<std::string>{"a.log", "b.sst", "sub"}), children);
+  ASSERT_TRUE(env_->GetChildren(Path("sub"), &children).ok());
+  EXPECT_EQ(std::vector<std::string>{"inner"}, children);
+  ASSERT_TRUE(env_->SyncDir(dir_).ok());
+  EXPECT_FALSE(env_->RemoveDir(Path("sub")).ok());  // not empty
+  ASSERT_TRUE(env_->RemoveFile(Path("sub/inner")).ok());
+  ASSERT_TRUE(env_->GetChildren(Path("sub"), &children).ok());
+  EXPECT_TRUE(children.empty());
+  ASSERT_TRUE(env_->RemoveDir(Path("sub")).ok());
+  EXPECT_FALSE(env_->FileExists(Path("sub")));
+  EXPECT_FALSE(env_->SyncDir(Path("sub")).ok());
+}
+
+TEST_P(EnvTest, LockFile) {
+  const std::string lockname = Path("LOCK");
+  std::unique_ptr<FileLock> lock;
+  ASSERT_TRUE(env_->LockFile(lockname, &lock).ok());
+  ASSERT_NE(nullptr, lock);
+  EXPECT_TRUE(env_->FileExists(lockname));
+  std::unique_ptr<FileLock> second;
+  Status s = env_->LockFile(lockname, &second);
+  EXPECT_TRUE(s.IsBusy()) << s.ToString();
+  EXPECT_EQ(nullptr, second);
+  // Another path is independent.
+  std::unique_ptr<FileLock> other;
+  ASSERT_TRUE(env_->LockFile(Path("LOCK2"), &other).ok());
+  ASSERT_TRUE(env_->UnlockFile(std::move(lock)).ok());
+  ASSERT_TRUE(env_->LockFile(lockname, &lock).ok());
+  // Destroying a lock releases it.
+  lock.reset();
+  ASSERT_TRUE(env_->LockFile(lockname, &lock).ok());
+  ASSERT_TRUE(env_->UnlockFile(std::move(lock)).ok());
+  ASSERT_TRUE(env_->UnlockFile(std::move(other)).ok());
+  EXPECT_TRUE(env_->UnlockFile(nullptr).IsInvalidArgument());
+}
+
+TEST_P(EnvTest, WholeFileHelpers) {
+  Write(Path("w"), std::string(20000, 'z'));  // larger than ReadFileToString's buffer
+  EXPECT_EQ(std::string(20000, 'z'), Read(Path("w")));
+  ASSERT_TRUE(WriteStringToFile(env_, "", Path("empty"), /*sync=*/false).ok());
+  EXPECT_EQ("", Read(Path("empty")));
+  ASSERT_TRUE(WriteStringToFile(env_, std::string(8192, 'e'), Path("exact"), false).ok());
+  EXPECT_EQ(std::string(8192, 'e'), Read(Path("exact")));  // exactly one buffer
+}
+
+TEST_P(EnvTest, Clock) {
+  uint64_t t0 = env_->NowMicros();
+  env_->SleepForMicroseconds(2000);
+  uint64_t t1 = env_->NowMicros();
+  EXPECT_GE(t1 - t0, 2000u);
+  EXPECT_GE(env_->NowMicros(), t1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Envs, EnvTest, ::testing::Values(EnvKind::kPosix, EnvKind::kMem),
+                         [](const ::testing::TestParamInfo<EnvKind>& info) {
+                           return info.param == EnvKind::kPosix ? "Posix" : "Mem";
+                         });
+
+}  // namespace
+}  // namespace accelkv
