@@ -29,8 +29,9 @@ class Table {
   // Calls handle_result(internal_key, value) for the first entry with internal
   // key >= ikey, unless the bloom filter rules the user key out. The callback
   // is not called when no such entry exists in the table.
-  Status InternalGet(const ReadOptions& options, const Slice& ikey,
-                     const std::function<void(const Slice& k, const Slice& v)>& handle_result) const;
+  Status InternalGet(
+      const ReadOptions& options, const Slice& ikey,
+      const std::function<void(const Slice& k, const Slice& v)>& handle_result) const;
 
   // False only when the filter proves user_key is absent.
   bool KeyMayMatch(const Slice& user_key) const;

@@ -1,0 +1,71 @@
+// Table file building blocks shared by the builder and the reader
+// (docs/format/table.md): BlockHandle, Footer, the 5-byte block trailer and
+// ReadBlock. All integers are little-endian and fixed width.
+//
+// Thread safety: plain values; ReadBlock is safe for concurrent use when the
+// file's Read is (RandomAccessFile::Read always is).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "accelkv/env.h"
+#include "accelkv/slice.h"
+#include "accelkv/status.h"
+
+namespace accelkv {
+
+// 1-byte compression type + fixed32 masked CRC32C of (contents ++ type byte).
+inline constexpr size_t kBlockTrailerSize = 5;
+
+// Where a block lives: fixed64 offset + fixed64 size (size excludes the trailer).
+struct BlockHandle {
+  static constexpr size_t kEncodedLength = 16;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+
+  // Appends exactly kEncodedLength bytes.
+  void EncodeTo(std::string* dst) const;
+  // Writes exactly kEncodedLength bytes at dst.
+  void EncodeTo(char* dst) const;
+  // Corruption unless input holds at least kEncodedLength bytes; consumes them.
+  Status DecodeFrom(Slice* input);
+};
+
+// The last kEncodedLength bytes of every table file.
+struct Footer {
+  static constexpr size_t kEncodedLength = 64;
+  static constexpr uint32_t kFormatVersion = 1;
+  // Bytes 'A','C','E','L','K','T','B','L' read as a little-endian fixed64.
+  static constexpr uint64_t kMagic = 0x4c42544b4c454341ull;
+
+  BlockHandle index_handle;
+  BlockHandle filter_handle;  // offset 0, size 0: no filter
+  BlockHandle properties_handle;
+
+  void EncodeTo(std::string* dst) const;
+  // Checks magic, version and CRC; and, when file_size is not 0, that every
+  // handle (plus its trailer) lies inside [0, file_size - kEncodedLength).
+  // REQUIRES: input.size() == kEncodedLength
+  Status DecodeFrom(const Slice& input, uint64_t file_size);
+};
+
+// Appends the trailer of `contents` (compression type 0) to dst.
+void AppendBlockTrailer(const Slice& contents, std::string* dst);
+
+// A block's bytes read from a file, trailer stripped, owned.
+struct BlockContents {
+  std::unique_ptr<char[]> data;
+  size_t size = 0;
+  Slice slice() const { return Slice(data.get(), size); }
+};
+
+// Reads the block at handle (plus its trailer) and checks the CRC32C and the
+// compression type. Corruption on a short read, a CRC mismatch or a non-zero
+// compression type ("unsupported compression"); IOError from the file is
+// passed through.
+Status ReadBlock(const RandomAccessFile& file, const BlockHandle& handle, BlockContents* result);
+
+}  // namespace accelkv

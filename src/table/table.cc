@@ -1,0 +1,246 @@
+#include "table/table.h"
+
+#include <cstring>
+
+#include "table/block.h"
+#include "table/filter.h"
+#include "table/format.h"
+#include "table/properties_block.h"
+#include "table/two_level_iterator.h"
+#include "util/coding.h"
+#include "util/internal_key.h"
+
+namespace accelkv {
+
+namespace {
+
+constexpr size_t kCacheKeySize = 16;  // fixed64 cache id ++ fixed64 block offset
+
+void DeleteCachedBlock(const Slice& /*key*/, void* value) { delete static_cast<Block*>(value); }
+
+}  // namespace
+
+struct Table::Rep {
+  TableOptions options;
+  std::unique_ptr<RandomAccessFile> file;
+  uint64_t file_size = 0;
+  uint64_t cache_id = 0;
+  Footer footer;
+  uint64_t data_end = 0;  // first byte after the last data block's trailer
+  std::unique_ptr<Block> index_block;
+  BlockContents filter_contents;
+  std::unique_ptr<FilterReader> filter;  // nullptr: no filter
+  TableProperties props;
+
+  // Decodes a data block handle from an index value.
+  Status DecodeDataHandle(const Slice& index_value, BlockHandle* handle) const {
+    Slice in = index_value;
+    if (in.size() != BlockHandle::kEncodedLength) return Status::Corruption("bad index entry");
+    Status s = handle->DecodeFrom(&in);
+    if (!s.ok()) return s;
+    if (handle->offset > data_end || handle->size > data_end - handle->offset ||
+        data_end - handle->offset - handle->size < kBlockTrailerSize) {
+      return Status::Corruption("index entry points outside the data blocks");
+    }
+    return Status::OK();
+  }
+
+  // Sets *block to the data block at handle: pinned in the block cache
+  // (*cache_handle set; the caller releases it) or owned by *owned.
+  Status GetBlock(const ReadOptions& ro, const BlockHandle& handle, const Block** block,
+                  Cache::Handle** cache_handle, std::unique_ptr<Block>* owned) const {
+    *cache_handle = nullptr;
+    Cache* cache = options.block_cache;
+    char key[kCacheKeySize];
+    if (cache != nullptr) {
+      EncodeFixed64(key, cache_id);
+      EncodeFixed64(key + 8, handle.offset);
+      Cache::Handle* h = cache->Lookup(Slice(key, kCacheKeySize));
+      if (h != nullptr) {
+        *cache_handle = h;
+        *block = static_cast<const Block*>(cache->Value(h));
+        return Status::OK();
+      }
+    }
+    BlockContents contents;
+    Status s = ReadBlock(*file, handle, &contents);
+    std::unique_ptr<Block> parsed;
+    if (s.ok()) s = Block::Parse(std::move(contents), &parsed);
+    if (!s.ok()) return s;
+    if (cache != nullptr && ro.fill_cache) {
+      const size_t charge = parsed->size();
+      Block* raw = parsed.release();
+      *cache_handle = cache->Insert(Slice(key, kCacheKeySize), raw, charge, &DeleteCachedBlock);
+      *block = raw;
+    } else {
+      *block = parsed.get();
+      *owned = std::move(parsed);
+    }
+    return Status::OK();
+  }
+};
+
+Table::Table(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+Table::~Table() = default;
+
+namespace {
+
+Status ReadAndParseBlock(const RandomAccessFile& file, const BlockHandle& handle,
+                         std::unique_ptr<Block>* block) {
+  BlockContents contents;
+  Status s = ReadBlock(file, handle, &contents);
+  if (s.ok()) s = Block::Parse(std::move(contents), block);
+  return s;
+}
+
+}  // namespace
+
+Status Table::Open(const TableOptions& options, std::unique_ptr<RandomAccessFile> file,
+                   uint64_t file_size, std::unique_ptr<Table>* table) {
+  table->reset();
+  if (file_size < Footer::kEncodedLength) return Status::Corruption("table file too short");
+  char footer_space[Footer::kEncodedLength];
+  Slice footer_input;
+  Status s = file->Read(file_size - Footer::kEncodedLength, Footer::kEncodedLength, &footer_input,
+                        footer_space);
+  if (!s.ok()) return s;
+  if (footer_input.size() != Footer::kEncodedLength) {
+    return Status::Corruption("truncated table footer");
+  }
+  auto rep = std::make_unique<Rep>();
+  s = rep->footer.DecodeFrom(footer_input, file_size);
+  if (!s.ok()) return s;
+  rep->options = options;
+  rep->file_size = file_size;
+  rep->data_end = rep->footer.filter_handle.size != 0 ? rep->footer.filter_handle.offset
+                                                      : rep->footer.properties_handle.offset;
+
+  s = ReadAndParseBlock(*file, rep->footer.index_handle, &rep->index_block);
+  if (!s.ok()) return s;
+  std::unique_ptr<Block> props_block;
+  s = ReadAndParseBlock(*file, rep->footer.properties_handle, &props_block);
+  if (!s.ok()) return s;
+  s = DecodePropertiesBlock(*props_block, &rep->props);
+  if (!s.ok()) return s;
+  if (rep->footer.filter_handle.size != 0) {
+    s = ReadBlock(*file, rep->footer.filter_handle, &rep->filter_contents);
+    if (!s.ok()) return s;
+    rep->filter = std::make_unique<FilterReader>(rep->filter_contents.slice());
+  }
+  if (options.block_cache != nullptr) rep->cache_id = options.block_cache->NewId();
+  rep->file = std::move(file);
+  table->reset(new Table(std::move(rep)));
+  return Status::OK();
+}
+
+Iterator* Table::NewIterator(const ReadOptions& options) const {
+  const Rep* r = rep_.get();
+  BlockFunction block_fn = [r](const ReadOptions& ro, const Slice& index_value) -> Iterator* {
+    BlockHandle handle;
+    Status s = r->DecodeDataHandle(index_value, &handle);
+    const Block* block = nullptr;
+    Cache::Handle* cache_handle = nullptr;
+    std::unique_ptr<Block> owned;
+    if (s.ok()) s = r->GetBlock(ro, handle, &block, &cache_handle, &owned);
+    if (!s.ok()) return NewErrorIterator(s);
+    Iterator* iter = block->NewIterator(r->options.comparator);
+    if (cache_handle != nullptr) {
+      Cache* cache = r->options.block_cache;
+      iter->RegisterCleanup([cache, cache_handle] { cache->Release(cache_handle); });
+    } else {
+      Block* raw = owned.release();
+      iter->RegisterCleanup([raw] { delete raw; });
+    }
+    return iter;
+  };
+  return NewTwoLevelIterator(r->index_block->NewIterator(r->options.comparator),
+                             std::move(block_fn), options);
+}
+
+Status Table::InternalGet(
+    const ReadOptions& options, const Slice& ikey,
+    const std::function<void(const Slice& k, const Slice& v)>& handle_result) const {
+  const Rep* r = rep_.get();
+  if (ikey.size() < kInternalKeyTrailerSize) return Status::InvalidArgument("not an internal key");
+  if (r->filter != nullptr && !r->filter->KeyMayMatch(ExtractUserKey(ikey))) return Status::OK();
+  const Comparator* cmp = r->options.comparator;
+  const Block& index = *r->index_block;
+  const uint32_t i = index.LowerBound(cmp, ikey);
+  if (i == index.num_entries()) return Status::OK();
+  BlockHandle handle;
+  Status s = r->DecodeDataHandle(index.value(i), &handle);
+  if (!s.ok()) return s;
+  const Block* block = nullptr;
+  Cache::Handle* cache_handle = nullptr;
+  std::unique_ptr<Block> owned;
+  s = r->GetBlock(options, handle, &block, &cache_handle, &owned);
+  if (!s.ok()) return s;
+  const uint32_t j = block->LowerBound(cmp, ikey);
+  if (j < block->num_entries()) {
+    handle_result(block->key(j), block->value(j));
+  } else {
+    // The index key is the block's last key and it is >= ikey.
+    s = Status::Corruption("index key does not match its data block");
+  }
+  if (cache_handle != nullptr) r->options.block_cache->Release(cache_handle);
+  return s;
+}
+
+bool Table::KeyMayMatch(const Slice& user_key) const {
+  return rep_->filter == nullptr || rep_->filter->KeyMayMatch(user_key);
+}
+
+uint64_t Table::ApproximateOffsetOf(const Slice& ikey) const {
+  const Rep* r = rep_.get();
+  const uint32_t i = r->index_block->LowerBound(r->options.comparator, ikey);
+  if (i == r->index_block->num_entries()) return r->data_end;
+  BlockHandle handle;
+  if (!r->DecodeDataHandle(r->index_block->value(i), &handle).ok()) return r->data_end;
+  return handle.offset;
+}
+
+const TableProperties& Table::properties() const { return rep_->props; }
+
+Status Table::VerifyAllBlocks() const {
+  const Rep* r = rep_.get();
+  const Comparator* cmp = r->options.comparator;
+  if (r->footer.filter_handle.size != 0) {
+    Status s = FilterReader::Validate(r->filter_contents.slice());
+    if (!s.ok()) return s;
+  }
+  const Block& index = *r->index_block;
+  uint64_t expected_offset = 0;
+  uint64_t entries = 0;
+  std::string prev_key;
+  for (uint32_t i = 0; i < index.num_entries(); ++i) {
+    BlockHandle handle;
+    Status s = r->DecodeDataHandle(index.value(i), &handle);
+    if (!s.ok()) return s;
+    if (handle.offset != expected_offset) return Status::Corruption("data blocks not contiguous");
+    std::unique_ptr<Block> block;
+    s = ReadAndParseBlock(*r->file, handle, &block);
+    if (!s.ok()) return s;
+    if (block->num_entries() == 0) return Status::Corruption("empty data block");
+    for (uint32_t j = 0; j < block->num_entries(); ++j) {
+      const Slice key = block->key(j);
+      if (key.size() < kInternalKeyTrailerSize) return Status::Corruption("bad internal key");
+      if (entries > 0 && cmp->Compare(prev_key, key) >= 0) {
+        return Status::Corruption("table keys out of order");
+      }
+      prev_key.assign(key.data(), key.size());
+      entries++;
+    }
+    if (index.key(i) != Slice(prev_key)) {
+      return Status::Corruption("index key is not its block's last key");
+    }
+    expected_offset = handle.offset + handle.size + kBlockTrailerSize;
+  }
+  if (expected_offset != r->data_end) return Status::Corruption("gap after the data blocks");
+  if (entries != r->props.num_entries || index.num_entries() != r->props.num_data_blocks ||
+      expected_offset != r->props.data_bytes) {
+    return Status::Corruption("table properties do not match the data blocks");
+  }
+  return Status::OK();
+}
+
+}  // namespace accelkv

@@ -1,0 +1,188 @@
+#include "table/table_builder.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "table/block_builder.h"
+#include "table/filter.h"
+#include "table/format.h"
+#include "table/properties_block.h"
+#include "util/internal_key.h"
+
+namespace accelkv {
+
+namespace {
+
+// Size of a properties block whose three string properties are empty.
+uint64_t EmptyPropertiesBlockSize() {
+  static const uint64_t size = [] {
+    std::string s;
+    EncodePropertiesBlock(TableProperties(), &s);
+    return static_cast<uint64_t>(s.size());
+  }();
+  return size;
+}
+
+}  // namespace
+
+struct TableBuilder::Rep {
+  Rep(const TableOptions& opt, WritableFile* f) : options(opt), file(f) {}
+
+  const TableOptions options;
+  WritableFile* const file;
+  uint64_t offset = 0;
+  Status status;
+  BlockBuilder data_block;
+  BlockBuilder index_block;
+  std::unique_ptr<FilterBuilder> filter;
+  std::string last_key;
+  uint64_t prefix_prev = 0;  // P_{i-1}: prefix sum before the last added entry
+  uint64_t prefix_next = 0;  // P_i: prefix sum before the next entry
+  TableProperties props;
+  std::string trailer;  // scratch for block trailers
+  bool closed = false;  // Finish() or Abandon() called
+
+  void WriteRawBlock(const Slice& contents, BlockHandle* handle);
+  void FlushDataBlock();
+};
+
+void TableBuilder::Rep::WriteRawBlock(const Slice& contents, BlockHandle* handle) {
+  handle->offset = offset;
+  handle->size = contents.size();
+  if (!status.ok()) return;
+  trailer.clear();
+  AppendBlockTrailer(contents, &trailer);
+  status = file->Append(contents);
+  if (status.ok()) status = file->Append(trailer);
+  if (status.ok()) offset += contents.size() + kBlockTrailerSize;
+}
+
+void TableBuilder::Rep::FlushDataBlock() {
+  if (data_block.empty()) return;
+  BlockHandle handle;
+  WriteRawBlock(data_block.Finish(), &handle);
+  data_block.Reset();
+  if (!status.ok()) return;
+  props.num_data_blocks++;
+  props.data_bytes += handle.size + kBlockTrailerSize;
+  char encoded[BlockHandle::kEncodedLength];
+  handle.EncodeTo(encoded);
+  index_block.Add(last_key, Slice(encoded, sizeof(encoded)));
+}
+
+TableBuilder::TableBuilder(const TableOptions& options, WritableFile* file)
+    : rep_(std::make_unique<Rep>(options, file)) {
+  assert(options.comparator != nullptr);
+  if (options.block_size == 0) {
+    rep_->status = Status::InvalidArgument("table block_size must be positive");
+  }
+  if (options.compression != CompressionType::kNone) {
+    rep_->status = Status::NotSupported("table compression");
+  }
+  if (options.bloom_bits_per_key > 0) {
+    rep_->filter = std::make_unique<FilterBuilder>(options.bloom_bits_per_key);
+  }
+  const Comparator* named =
+      options.user_comparator != nullptr ? options.user_comparator : options.comparator;
+  rep_->props.comparator_name = named->Name();
+}
+
+TableBuilder::~TableBuilder() { assert(rep_->closed); }
+
+void TableBuilder::Add(const Slice& key, const Slice& value) {
+  Rep* r = rep_.get();
+  assert(!r->closed);
+  if (!r->status.ok()) return;
+  ParsedInternalKey parsed;
+  if (key.size() < kInternalKeyTrailerSize) {
+    r->status = Status::InvalidArgument("table key is not an internal key");
+    return;
+  }
+  ParseInternalKey(key, &parsed);
+  const uint64_t entry_size = key.size() + value.size() + 8;
+  if (r->props.num_entries > 0) {
+    assert(r->options.comparator->Compare(r->last_key, key) < 0);
+    // Data block boundary rule: entry i starts a block iff
+    // floor(P_i / block_size) != floor(P_{i-1} / block_size).
+    const uint64_t bs = r->options.block_size;
+    if (r->prefix_next / bs != r->prefix_prev / bs) r->FlushDataBlock();
+    if (!r->status.ok()) return;
+  } else {
+    r->props.smallest_key.assign(key.data(), key.size());
+    r->props.smallest_seqno = parsed.sequence;
+    r->props.largest_seqno = parsed.sequence;
+  }
+  if (r->data_block.CurrentSizeEstimate() + entry_size > BlockBuilder::kMaxBlockSize) {
+    r->status = Status::InvalidArgument("table entry too large for a block");
+    return;
+  }
+  r->prefix_prev = r->prefix_next;
+  r->prefix_next += entry_size;
+  r->data_block.Add(key, value);
+  r->last_key.assign(key.data(), key.size());
+  if (r->filter != nullptr) r->filter->AddKey(parsed.user_key);
+
+  TableProperties& p = r->props;
+  p.num_entries++;
+  if (parsed.type == ValueType::kDeletion) p.num_deletions++;
+  p.raw_key_bytes += key.size();
+  p.raw_value_bytes += value.size();
+  p.smallest_seqno = std::min(p.smallest_seqno, parsed.sequence);
+  p.largest_seqno = std::max(p.largest_seqno, parsed.sequence);
+}
+
+Status TableBuilder::Finish() {
+  Rep* r = rep_.get();
+  assert(!r->closed);
+  r->closed = true;
+  r->FlushDataBlock();
+  if (!r->status.ok()) return r->status;
+  r->props.largest_key = r->last_key;
+
+  Footer footer;
+  if (r->filter != nullptr && r->props.num_entries > 0) {
+    std::string contents;
+    r->filter->Finish(&contents);
+    r->WriteRawBlock(contents, &footer.filter_handle);
+  }
+  std::string props;
+  EncodePropertiesBlock(r->props, &props);
+  r->WriteRawBlock(props, &footer.properties_handle);
+  r->WriteRawBlock(r->index_block.Finish(), &footer.index_handle);
+  if (!r->status.ok()) return r->status;
+  std::string encoded;
+  footer.EncodeTo(&encoded);
+  r->status = r->file->Append(encoded);
+  if (r->status.ok()) r->offset += encoded.size();
+  return r->status;
+}
+
+void TableBuilder::Abandon() {
+  assert(!rep_->closed);
+  rep_->closed = true;
+}
+
+Status TableBuilder::status() const { return rep_->status; }
+uint64_t TableBuilder::NumEntries() const { return rep_->props.num_entries; }
+uint64_t TableBuilder::FileSize() const { return rep_->offset; }
+
+uint64_t TableBuilder::EstimatedFileSize() const {
+  const Rep* r = rep_.get();
+  uint64_t size = r->offset;
+  uint64_t index = r->index_block.CurrentSizeEstimate();
+  if (!r->data_block.empty()) {
+    size += r->data_block.CurrentSizeEstimate() + kBlockTrailerSize;
+    index += r->last_key.size() + BlockHandle::kEncodedLength + 8;
+  }
+  size += index + kBlockTrailerSize;
+  if (r->filter != nullptr && r->props.num_entries > 0) {
+    size += r->filter->EncodedSize() + kBlockTrailerSize;
+  }
+  size += EmptyPropertiesBlockSize() + r->props.comparator_name.size() +
+          r->props.smallest_key.size() + r->last_key.size() + kBlockTrailerSize;
+  return size + Footer::kEncodedLength;
+}
+
+const TableProperties& TableBuilder::properties() const { return rep_->props; }
+
+}  // namespace accelkv
