@@ -195,10 +195,10 @@ unsigned int Reader::ReadPhysicalRecord(Slice* result) {
 
     buffer_.remove_prefix(kHeaderSize + length);
 
-    // Skip records that start before initial_offset_.
+    // Skip records that start before initial_offset_ (silently, and without
+    // ending a resync: fragments of a skipped record may follow).
     if (end_of_buffer_offset_ - buffer_.size() - kHeaderSize - length < initial_offset_) {
-      result->clear();
-      return kBadRecord;
+      continue;
     }
     *result = Slice(header + kHeaderSize, length);
     return type;

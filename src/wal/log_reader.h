@@ -60,8 +60,7 @@ class Reader {
   // Above every on-disk type byte, so no record on disk can be mistaken for them.
   enum : unsigned int {
     kEof = 256,
-    // An invalid or skipped physical record: bad CRC, bad length, a zero
-    // header, or one that starts before initial_offset_.
+    // An invalid physical record: bad CRC, bad length or a zero header.
     kBadRecord = 257,
   };
 
