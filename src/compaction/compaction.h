@@ -35,6 +35,8 @@ class Compaction {
     std::vector<FileMetaPtr> grandparents;  // files of output_level + 1 overlapping the inputs
     // Files of every level below output_level (index 0 is output_level + 1),
     // each list sorted by smallest key: the evidence for IsBaseLevelForKey.
+    // A list may be limited to the files overlapping the inputs' user-key
+    // range (the picker does so): only keys in that range are ever asked.
     std::vector<LevelFiles> deeper_levels;
     uint64_t max_output_file_size = 64ull << 20;
     // An output file is closed early once it overlaps this many grandparent bytes.
@@ -54,22 +56,32 @@ class Compaction {
   uint64_t max_grandparent_overlap_bytes() const { return p_.max_grandparent_overlap_bytes; }
   const InternalKeyComparator* internal_comparator() const { return icmp_; }
 
-  // One input file moved to the next level unchanged: nothing in
-  // output_level overlaps it and its grandparent overlap is small.
+  // One input file moved to the next level unchanged (LevelDB's rule): exactly
+  // one input file at level(), none at output_level(), and the grandparent
+  // files overlapping it total <= max_grandparent_overlap_bytes. A manual
+  // compaction is never a trivial move: CompactRange asks for the data to be
+  // rewritten (obsolete versions and tombstones dropped).
   bool IsTrivialMove() const;
 
-  // True when no file below output_level can hold user_key: a tombstone for
-  // it (not needed by a snapshot) may then be dropped. Pure.
+  // True when no file below output_level can hold user_key (no file of
+  // deeper_levels has a user-key range [smallest, largest] containing it): a
+  // tombstone for it (not needed by a snapshot) may then be dropped. Pure;
+  // one binary search per deeper level.
   bool IsBaseLevelForKey(const Slice& user_key) const;
-  // True when nothing below output_level overlaps the inputs at all.
+  // True when nothing below output_level overlaps the inputs' user-key range
+  // [smallest().user_key(), largest().user_key()] at all (computed once in
+  // the constructor).
   bool IsBottommost() const { return bottommost_; }
 
   uint64_t TotalInputBytes() const;
-  // Smallest and largest internal key over all inputs.
+  // Smallest and largest internal key over all inputs (both empty when
+  // there are no inputs).
   const InternalKey& smallest() const { return smallest_; }
   const InternalKey& largest() const { return largest_; }
 
-  // "L1->L2 manual: 3+5 files, 12.3 MiB [a .. z]"
+  // "L1->L2 manual: 3+5 files, 12.3 MiB [a .. z]": the reason is
+  // CompactionReasonName, the range the smallest and largest user keys
+  // (bytes outside printable ASCII written as \xNN).
   std::string DebugString() const;
 
  private:
@@ -83,11 +95,36 @@ class Compaction {
 // current output reached max_output_file_size, or when it overlaps more than
 // max_grandparent_overlap_bytes of grandparent files (LevelDB's rule), so
 // that a later compaction of one output file stays small. A pure function of
-// the key sequence and the compaction, shared by every executor.
+// the key sequence, the current output sizes and the compaction, shared by
+// every executor.
+//
+// The exact rule (a GPU executor must reproduce the split points bit for
+// bit). State: grandparent index g = 0, seen_key = false, overlap = 0,
+// last user key (none). ShouldStopBefore(key, current_output_bytes):
+//   1. while g < grandparents().size() and
+//            icmp(key, grandparents()[g]->largest) > 0:
+//        if seen_key: overlap += grandparents()[g]->file_size
+//        g += 1
+//   2. same_user_key = seen_key and user_key(key) == last user key;
+//      seen_key = true; last user key = user_key(key)
+//   3. if same_user_key: return false (versions of one user key never
+//      straddle two output files, so the files of a level >= 1 have disjoint
+//      user-key ranges; the split is deferred to the next user key)
+//   4. if current_output_bytes >= max_output_file_size or
+//         overlap > max_grandparent_overlap_bytes:
+//        overlap = 0; return true
+//   5. return false
+// The executor finishes its open output (if any) when this returns true, so
+// `overlap` counts the grandparent bytes skipped over since the current
+// output was opened (LevelDB's rule; the first key skips without counting).
+// Executors call it only for keys they write (after ObsoleteVersionFilter),
+// with current_output_bytes = TableBuilder::EstimatedFileSize() of the open
+// output, or 0 when none is open.
 //
 // Thread safety: one job at a time.
 class OutputSplitter {
  public:
+  // c must outlive the splitter.
   explicit OutputSplitter(const Compaction* c);
   // Call for every key that will be written, in order, before adding it;
   // current_output_bytes is the estimated size of the open output file (0 if
@@ -99,6 +136,7 @@ class OutputSplitter {
   size_t grandparent_index_ = 0;
   bool seen_key_ = false;
   uint64_t overlapped_bytes_ = 0;
+  std::string last_user_key_;
 };
 
 }  // namespace accelkv

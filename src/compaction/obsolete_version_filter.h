@@ -29,13 +29,14 @@ namespace accelkv {
 
 class ObsoleteVersionFilter {
  public:
-  // snapshots: live snapshot sequences, ascending and distinct. c decides
-  // IsBaseLevelForKey; ucmp compares user keys.
+  // snapshots: live snapshot sequences, ascending and distinct. c (not null,
+  // outlives the filter) decides IsBaseLevelForKey; ucmp compares user keys.
   ObsoleteVersionFilter(const Comparator* ucmp, std::vector<SequenceNumber> snapshots,
                         const Compaction* c);
 
-  // REQUIRES: keys arrive in internal-key order. A key that does not parse is
-  // kept (the executor reports Corruption before calling this).
+  // True: write the entry; false: drop it. REQUIRES: keys arrive in
+  // internal-key order (the executor parses each key first and reports
+  // Corruption for one that does not parse, so only valid keys get here).
   bool Keep(const ParsedInternalKey& key);
 
  private:

@@ -1,0 +1,138 @@
+#include "compaction/compaction.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace accelkv {
+
+namespace {
+
+// Bytes outside printable ASCII (and the backslash) as \xNN.
+std::string EscapeKey(const Slice& key) {
+  std::string out;
+  out.reserve(key.size());
+  for (char ch : key.view()) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out.append(buf);
+    }
+  }
+  return out;
+}
+
+// True when some file of `files` (sorted by smallest key, disjoint user-key
+// ranges) has a user-key range intersecting [lo, hi].
+bool AnyOverlap(const Comparator* ucmp, const LevelFiles& files, const Slice& lo, const Slice& hi) {
+  // The first file whose largest user key >= lo.
+  auto it = std::lower_bound(files.begin(), files.end(), lo,
+                             [ucmp](const FileMetaPtr& f, const Slice& k) {
+                               return ucmp->Compare(f->largest.user_key(), k) < 0;
+                             });
+  return it != files.end() && ucmp->Compare((*it)->smallest.user_key(), hi) <= 0;
+}
+
+}  // namespace
+
+const char* CompactionReasonName(CompactionReason reason) {
+  switch (reason) {
+    case CompactionReason::kLevel0FileCount:
+      return "l0-file-count";
+    case CompactionReason::kLevelSize:
+      return "level-size";
+    case CompactionReason::kManual:
+      return "manual";
+  }
+  return "unknown";
+}
+
+Compaction::Compaction(Params params, const InternalKeyComparator* icmp)
+    : p_(std::move(params)), icmp_(icmp) {
+  bool first = true;
+  for (const auto& list : p_.inputs) {
+    for (const FileMetaPtr& f : list) {
+      if (first || icmp_->Compare(f->smallest.Encode(), smallest_.Encode()) < 0) {
+        smallest_ = f->smallest;
+      }
+      if (first || icmp_->Compare(f->largest.Encode(), largest_.Encode()) > 0) {
+        largest_ = f->largest;
+      }
+      first = false;
+    }
+  }
+  bottommost_ = true;
+  if (!first) {
+    const Comparator* ucmp = icmp_->user_comparator();
+    for (const LevelFiles& files : p_.deeper_levels) {
+      if (AnyOverlap(ucmp, files, smallest_.user_key(), largest_.user_key())) {
+        bottommost_ = false;
+        break;
+      }
+    }
+  }
+}
+
+bool Compaction::IsTrivialMove() const {
+  if (p_.reason == CompactionReason::kManual) return false;
+  if (num_input_files(0) != 1 || num_input_files(1) != 0) return false;
+  uint64_t overlap = 0;
+  for (const FileMetaPtr& f : p_.grandparents) overlap += f->file_size;
+  return overlap <= p_.max_grandparent_overlap_bytes;
+}
+
+bool Compaction::IsBaseLevelForKey(const Slice& user_key) const {
+  const Comparator* ucmp = icmp_->user_comparator();
+  for (const LevelFiles& files : p_.deeper_levels) {
+    if (AnyOverlap(ucmp, files, user_key, user_key)) return false;
+  }
+  return true;
+}
+
+uint64_t Compaction::TotalInputBytes() const {
+  uint64_t total = 0;
+  for (const auto& list : p_.inputs) {
+    for (const FileMetaPtr& f : list) total += f->file_size;
+  }
+  return total;
+}
+
+std::string Compaction::DebugString() const {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "L%d->L%d %s: %zu+%zu files, %.1f MiB", p_.level, p_.output_level,
+                CompactionReasonName(p_.reason), num_input_files(0), num_input_files(1),
+                static_cast<double>(TotalInputBytes()) / (1024.0 * 1024.0));
+  std::string out = buf;
+  if (!smallest_.empty()) {
+    out += " [" + EscapeKey(smallest_.user_key()) + " .. " + EscapeKey(largest_.user_key()) + "]";
+  }
+  return out;
+}
+
+OutputSplitter::OutputSplitter(const Compaction* c) : c_(c) {}
+
+bool OutputSplitter::ShouldStopBefore(const Slice& internal_key, uint64_t current_output_bytes) {
+  const InternalKeyComparator* icmp = c_->internal_comparator();
+  const std::vector<FileMetaPtr>& gp = c_->grandparents();
+  while (grandparent_index_ < gp.size() &&
+         icmp->Compare(internal_key, gp[grandparent_index_]->largest.Encode()) > 0) {
+    if (seen_key_) overlapped_bytes_ += gp[grandparent_index_]->file_size;
+    grandparent_index_++;
+  }
+  const Slice user_key = ExtractUserKey(internal_key);
+  const bool same_user_key =
+      seen_key_ && icmp->user_comparator()->Compare(user_key, Slice(last_user_key_)) == 0;
+  seen_key_ = true;
+  if (same_user_key) return false;
+  last_user_key_.assign(user_key.data(), user_key.size());
+  if (current_output_bytes >= c_->max_output_file_size() ||
+      overlapped_bytes_ > c_->max_grandparent_overlap_bytes()) {
+    overlapped_bytes_ = 0;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace accelkv
