@@ -1,0 +1,104 @@
+#include "memtable/memtable.h"
+
+#include <cassert>
+#include <cstring>
+
+#include "util/coding.h"
+
+namespace accelkv {
+namespace {
+
+// The value of an encoded entry whose internal key is ikey (ikey points into
+// the entry).
+Slice ValueAfter(const Slice& ikey) {
+  const char* p = ikey.data() + ikey.size();
+  uint32_t len = 0;
+  p = GetVarint32Ptr(p, p + 5, &len);
+  return Slice(p, len);
+}
+
+}  // namespace
+
+class MemTable::MemTableIterator final : public Iterator {
+ public:
+  explicit MemTableIterator(const Table* table) : iter_(table) {}
+
+  bool Valid() const override { return iter_.Valid(); }
+  void SeekToFirst() override { iter_.SeekToFirst(); }
+  void SeekToLast() override { iter_.SeekToLast(); }
+  void Seek(const Slice& target) override {
+    assert(target.size() >= kInternalKeyTrailerSize);
+    iter_.Seek(target);
+  }
+  void SeekForPrev(const Slice& target) override {
+    assert(target.size() >= kInternalKeyTrailerSize);
+    iter_.SeekForPrev(target);
+  }
+  void Next() override { iter_.Next(); }
+  void Prev() override { iter_.Prev(); }
+  Slice key() const override { return KeyComparator::Decode(iter_.key()); }
+  Slice value() const override { return ValueAfter(key()); }
+  Status status() const override { return Status::OK(); }
+
+ private:
+  Table::Iterator iter_;
+};
+
+MemTable::MemTable(const InternalKeyComparator& cmp)
+    : comparator_{cmp.user_comparator(), cmp.user_comparator()->IsBytewise()},
+      table_(comparator_, &arena_) {}
+
+void MemTable::Unref() {
+  --refs_;
+  assert(refs_ >= 0);
+  if (refs_ <= 0) delete this;
+}
+
+Iterator* MemTable::NewIterator() { return new MemTableIterator(&table_); }
+
+void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
+  const Slice v = type == ValueType::kValue ? value : Slice();
+  const size_t ikey_size = key.size() + kInternalKeyTrailerSize;
+  const size_t encoded_len = static_cast<size_t>(VarintLength(ikey_size)) + ikey_size +
+                             static_cast<size_t>(VarintLength(v.size())) + v.size();
+  char* buf = table_.AllocateKey(encoded_len);
+  char* p = EncodeVarint32(buf, static_cast<uint32_t>(ikey_size));
+  if (!key.empty()) std::memcpy(p, key.data(), key.size());
+  p += key.size();
+  EncodeFixed64(p, PackSequenceAndType(seq, type));
+  p += kInternalKeyTrailerSize;
+  p = EncodeVarint32(p, static_cast<uint32_t>(v.size()));
+  if (!v.empty()) std::memcpy(p, v.data(), v.size());
+  assert(p + v.size() == buf + encoded_len);
+  table_.Insert(buf);
+  // One writer: a plain load + store is enough, and cheaper than an RMW.
+  num_entries_.store(num_entries_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (type == ValueType::kDeletion) {
+    num_deletions_.store(num_deletions_.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_relaxed);
+  }
+}
+
+bool MemTable::Get(const LookupKey& key, std::string* value, Status* s) {
+  const Slice target = key.internal_key();
+  const char* entry = table_.FindFirstAtLeast(target);
+  if (entry == nullptr) return false;
+  const Slice found = KeyComparator::Decode(entry);
+  // The first entry >= (user_key, sequence) is the newest visible version of
+  // user_key, if it is an entry of user_key at all.
+  if (comparator_.CompareUserKeys(ExtractUserKey(found), key.user_key()) != 0) return false;
+  switch (static_cast<ValueType>(ExtractTrailer(found) & 0xff)) {
+    case ValueType::kValue: {
+      const Slice v = ValueAfter(found);
+      value->assign(v.data(), v.size());
+      *s = Status::OK();
+      return true;
+    }
+    case ValueType::kDeletion:
+      *s = Status::NotFound(Slice());
+      return true;
+  }
+  return false;  // unreachable: Add stores only the types above
+}
+
+}  // namespace accelkv

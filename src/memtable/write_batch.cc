@@ -1,0 +1,157 @@
+// WriteBatch and WriteBatchInternal. Layout (docs/format/write_batch.md):
+//
+//   fixed64 sequence | fixed32 count | record*
+//   record := kTypeValue(0x1) varstring key varstring value
+//           | kTypeDeletion(0x0) varstring key
+//   varstring := varint32 length | bytes
+//
+// A batch whose rep_ is empty (a moved-from batch) behaves as an empty batch.
+#include "accelkv/write_batch.h"
+
+#include <string>
+
+#include "memtable/memtable.h"
+#include "memtable/write_batch_internal.h"
+#include "util/coding.h"
+
+namespace accelkv {
+namespace {
+
+constexpr size_t kHeaderSize = WriteBatchInternal::kHeaderSize;
+constexpr size_t kCountOffset = 8;
+
+void EnsureHeader(std::string* rep) {
+  if (rep->size() < kHeaderSize) rep->assign(kHeaderSize, '\0');
+}
+
+// Calls fn(type, key, value) for each record of rep, in order, until the
+// records end or one is malformed; *records counts the well-formed ones.
+// Corruption names the first malformed record. Does not check the count.
+template <typename Fn>
+Status ForEachRecord(const std::string& rep, uint32_t* records, Fn&& fn) {
+  *records = 0;
+  if (rep.empty()) return Status::OK();
+  if (rep.size() < kHeaderSize) return Status::Corruption("malformed WriteBatch (too small)");
+  Slice input(rep.data() + kHeaderSize, rep.size() - kHeaderSize);
+  Slice key;
+  Slice value;
+  while (!input.empty()) {
+    const auto tag = static_cast<unsigned char>(input[0]);
+    input.remove_prefix(1);
+    if (tag == static_cast<unsigned char>(ValueType::kValue)) {
+      if (!GetLengthPrefixedSlice(&input, &key) || !GetLengthPrefixedSlice(&input, &value)) {
+        return Status::Corruption("bad WriteBatch Put");
+      }
+      fn(ValueType::kValue, key, value);
+    } else if (tag == static_cast<unsigned char>(ValueType::kDeletion)) {
+      if (!GetLengthPrefixedSlice(&input, &key)) return Status::Corruption("bad WriteBatch Delete");
+      fn(ValueType::kDeletion, key, Slice());
+    } else {
+      return Status::Corruption("unknown WriteBatch tag");
+    }
+    ++*records;
+  }
+  return Status::OK();
+}
+
+// OK if every record of rep is well formed and their number is the header's count.
+Status Validate(const std::string& rep, uint32_t header_count) {
+  uint32_t records = 0;
+  Status s = ForEachRecord(rep, &records, [](ValueType, const Slice&, const Slice&) {});
+  if (s.ok() && records != header_count) return Status::Corruption("WriteBatch has wrong count");
+  return s;
+}
+
+}  // namespace
+
+WriteBatch::WriteBatch() { rep_.assign(kHeaderSize, '\0'); }
+
+void WriteBatch::Put(const Slice& key, const Slice& value) {
+  EnsureHeader(&rep_);
+  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
+  rep_.push_back(static_cast<char>(ValueType::kValue));
+  PutLengthPrefixedSlice(&rep_, key);
+  PutLengthPrefixedSlice(&rep_, value);
+}
+
+void WriteBatch::Delete(const Slice& key) {
+  EnsureHeader(&rep_);
+  WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
+  rep_.push_back(static_cast<char>(ValueType::kDeletion));
+  PutLengthPrefixedSlice(&rep_, key);
+}
+
+void WriteBatch::Append(const WriteBatch& src) { WriteBatchInternal::Append(this, &src); }
+
+void WriteBatch::Clear() { rep_.assign(kHeaderSize, '\0'); }
+
+uint32_t WriteBatch::Count() const { return WriteBatchInternal::Count(this); }
+
+Status WriteBatch::Iterate(Handler* handler) const {
+  Status s = Validate(rep_, Count());
+  if (!s.ok()) return s;
+  uint32_t records = 0;
+  return ForEachRecord(rep_, &records,
+                       [handler](ValueType type, const Slice& key, const Slice& value) {
+                         if (type == ValueType::kValue) {
+                           handler->Put(key, value);
+                         } else {
+                           handler->Delete(key);
+                         }
+                       });
+}
+
+uint32_t WriteBatchInternal::Count(const WriteBatch* batch) {
+  if (batch->rep_.size() < kHeaderSize) return 0;
+  return DecodeFixed32(batch->rep_.data() + kCountOffset);
+}
+
+void WriteBatchInternal::SetCount(WriteBatch* batch, uint32_t n) {
+  EnsureHeader(&batch->rep_);
+  EncodeFixed32(batch->rep_.data() + kCountOffset, n);
+}
+
+SequenceNumber WriteBatchInternal::Sequence(const WriteBatch* batch) {
+  if (batch->rep_.size() < kHeaderSize) return 0;
+  return DecodeFixed64(batch->rep_.data());
+}
+
+void WriteBatchInternal::SetSequence(WriteBatch* batch, SequenceNumber seq) {
+  EnsureHeader(&batch->rep_);
+  EncodeFixed64(batch->rep_.data(), seq);
+}
+
+Status WriteBatchInternal::SetContents(WriteBatch* batch, const Slice& contents) {
+  if (contents.size() < kHeaderSize) return Status::Corruption("malformed WriteBatch (too small)");
+  batch->rep_.assign(contents.data(), contents.size());
+  return Status::OK();
+}
+
+Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem) {
+  const uint32_t count = Count(batch);
+  Status s = Validate(batch->rep_, count);
+  if (!s.ok()) return s;
+  const SequenceNumber first = Sequence(batch);
+  if (count > 0 && (first > kMaxSequenceNumber || kMaxSequenceNumber - first < count - 1)) {
+    return Status::Corruption("WriteBatch sequence out of range");
+  }
+  SequenceNumber seq = first;
+  uint32_t records = 0;
+  return ForEachRecord(batch->rep_, &records,
+                       [mem, &seq](ValueType type, const Slice& key, const Slice& value) {
+                         mem->Add(seq++, type, key, value);
+                       });
+}
+
+void WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
+  if (src->rep_.size() <= kHeaderSize) return;  // nothing to append
+  if (dst == src) {
+    const WriteBatch copy = *src;
+    Append(dst, &copy);
+    return;
+  }
+  SetCount(dst, Count(dst) + Count(src));
+  dst->rep_.append(src->rep_.data() + kHeaderSize, src->rep_.size() - kHeaderSize);
+}
+
+}  // namespace accelkv
