@@ -1,0 +1,223 @@
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "gpu/gpu_executor.h"
+#include "gpu/job_input.h"
+#include "gpu/key_sort_device.h"
+#include "gpu/output_assembler.h"
+
+namespace accelkv {
+
+namespace {
+
+std::atomic<int> g_injected{static_cast<int>(GpuStage::kNone)};
+std::once_flag g_injected_from_env;
+
+constexpr GpuStage kStages[] = {GpuStage::kAlloc, GpuStage::kCopyIn, GpuStage::kVerify,
+                                GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut};
+
+void ReadInjectionFromEnv() {
+  const char* v = std::getenv("ACCELKV_GPU_FAIL_STAGE");
+  if (v == nullptr) return;
+  for (GpuStage s : kStages) {
+    if (std::strcmp(v, GpuStageName(s)) == 0) g_injected.store(static_cast<int>(s));
+  }
+}
+
+double ThreadCpuSeconds() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return 0;
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count());
+}
+
+uint64_t JobEntries(const Compaction& c) {
+  uint64_t n = 0;
+  for (int which = 0; which < 2; ++which) {
+    for (const FileMetaPtr& f : c.inputs(which)) n += f->num_entries;
+  }
+  return n;
+}
+
+}  // namespace
+
+const char* GpuStageName(GpuStage stage) {
+  switch (stage) {
+    case GpuStage::kNone:
+      return "none";
+    case GpuStage::kAlloc:
+      return "alloc";
+    case GpuStage::kCopyIn:
+      return "copy_in";
+    case GpuStage::kVerify:
+      return "verify";
+    case GpuStage::kSort:
+      return "sort";
+    case GpuStage::kDedup:
+      return "dedup";
+    case GpuStage::kCopyOut:
+      return "copy_out";
+  }
+  return "unknown";
+}
+
+namespace gpu {
+
+GpuStage InjectedFailure() {
+  std::call_once(g_injected_from_env, ReadInjectionFromEnv);
+  return static_cast<GpuStage>(g_injected.load());
+}
+
+uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t entries, uint64_t blocks) {
+  // key offset (8) + key size (4) + flags (1) + two sort item arrays (32) +
+  // merge-sort scratch (~16) + keep flag (1) + kept index (4), rounded up.
+  constexpr uint64_t kPerEntry = 72;
+  constexpr uint64_t kSlack = 32ull << 20;
+  return arena_bytes + entries * kPerEntry + blocks * sizeof(BlockSpan) + kSlack;
+}
+
+#if !defined(ACCELKV_WITH_CUDA)
+std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& /*options*/,
+                                                    std::string* reason) {
+  *reason = "no GPU: built without CUDA (ACCELKV_WITH_CUDA=OFF)";
+  return nullptr;
+}
+#endif
+
+}  // namespace gpu
+
+std::unique_ptr<GpuCompactionExecutor> GpuCompactionExecutor::Create(
+    const GpuExecutorOptions& options, std::string* reason) {
+  std::unique_ptr<gpu::KeySortDevice> device = gpu::NewCudaKeySortDevice(options, reason);
+  if (device == nullptr) return nullptr;
+  return std::make_unique<GpuCompactionExecutor>(options, std::move(device));
+}
+
+GpuCompactionExecutor::GpuCompactionExecutor(const GpuExecutorOptions& options,
+                                             std::unique_ptr<gpu::KeySortDevice> device)
+    : options_(options), device_(std::move(device)) {}
+
+GpuCompactionExecutor::~GpuCompactionExecutor() = default;
+
+void GpuCompactionExecutor::SetInjectedFailure(GpuStage stage) {
+  std::call_once(g_injected_from_env, ReadInjectionFromEnv);
+  g_injected.store(static_cast<int>(stage));
+}
+
+uint64_t GpuCompactionExecutor::NowMicros() const {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+bool GpuCompactionExecutor::healthy() const {
+  std::lock_guard<std::mutex> l(stats_mu_);
+  return NowMicros() >= unhealthy_until_micros_;
+}
+
+bool GpuCompactionExecutor::ShouldOffload(const CompactionJobSpec& spec) const {
+  if (!healthy()) return false;
+  if (spec.internal_comparator == nullptr ||
+      !spec.internal_comparator->user_comparator()->IsBytewise()) {
+    return false;
+  }
+  const Compaction& c = *spec.compaction;
+  const uint64_t bytes = c.TotalInputBytes();
+  if (bytes < options_.min_input_bytes) return false;
+  // Every data block holds at least one entry; plus filter and properties
+  // blocks per table.
+  const uint64_t entries = JobEntries(c);
+  const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
+  const uint64_t needed = gpu::KeySortDevice::BytesNeeded(bytes, entries, entries + 2 * files);
+  return needed <= device_->MemoryBudget();
+}
+
+GpuExecutorStats GpuCompactionExecutor::GetStats() const {
+  std::lock_guard<std::mutex> l(stats_mu_);
+  return stats_;
+}
+
+Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobResult* result) {
+  std::lock_guard<std::mutex> job(job_mu_);
+  *result = CompactionJobResult();
+  const double cpu0 = ThreadCpuSeconds();
+  Status s = RunLocked(spec, result);
+  result->cpu_seconds += ThreadCpuSeconds() - cpu0;
+  RecordOutcome(s, *result);
+  return s;
+}
+
+Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
+                                        CompactionJobResult* result) {
+  if (!spec.internal_comparator->user_comparator()->IsBytewise()) {
+    return Status::NotSupported("gpu: the user comparator is not bytewise",
+                                spec.internal_comparator->user_comparator()->Name());
+  }
+  gpu::JobInput input;
+  auto t = std::chrono::steady_clock::now();
+  Status s = gpu::ReadInputTables(spec, device_.get(), &input);
+  result->stage_micros["read"] += MicrosSince(t);
+  if (!s.ok()) return s;
+  result->bytes_read = input.keys.arena_size;
+
+  t = std::chrono::steady_clock::now();
+  s = gpu::DecodeInputTables(spec, &input);
+  result->stage_micros["decode"] += MicrosSince(t);
+  if (!s.ok()) return s;
+  const uint64_t n = input.keys.num_entries();
+  result->input_entries = n;
+
+  const uint64_t needed =
+      gpu::KeySortDevice::BytesNeeded(input.keys.arena_size, n, input.keys.blocks.size());
+  if (needed > device_->MemoryBudget()) {
+    return Status::Aborted(
+        "gpu: alloc: job needs more device memory than the budget",
+        std::to_string(needed) + " > " + std::to_string(device_->MemoryBudget()));
+  }
+  gpu::KeySortOutput out;
+  s = device_->Run(input.keys, &out, &result->stage_micros);
+  if (s.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
+    const gpu::BlockSpan& b = input.keys.blocks[out.bad_block];
+    const gpu::InputTable& table = input.TableAt(b.offset);
+    return Status::Corruption("gpu: block checksum mismatch",
+                              "table file " + std::to_string(table.number) + " block at offset " +
+                                  std::to_string(b.offset - table.offset));
+  }
+  if (!s.ok()) return s;
+  result->dropped_entries = n - out.kept.size();
+  return gpu::AssembleOutputs(spec, input, out.kept, result);
+}
+
+void GpuCompactionExecutor::RecordOutcome(const Status& s, const CompactionJobResult& result) {
+  std::lock_guard<std::mutex> l(stats_mu_);
+  if (s.ok()) {
+    stats_.jobs++;
+    stats_.input_bytes += result.bytes_read;
+    stats_.output_bytes += result.bytes_written;
+    stats_.cpu_seconds += result.cpu_seconds;
+    for (const auto& [stage, micros] : result.stage_micros) stats_.stage_micros[stage] += micros;
+    consecutive_failures_ = 0;
+  } else if (s.IsAborted()) {
+    stats_.failures++;
+    if (++consecutive_failures_ >= options_.max_consecutive_failures) {
+      unhealthy_until_micros_ = NowMicros() + options_.unhealthy_micros;
+      consecutive_failures_ = 0;
+    }
+  } else if (s.IsCorruption()) {
+    stats_.corruptions++;
+  }
+}
+
+}  // namespace accelkv

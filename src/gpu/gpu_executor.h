@@ -1,0 +1,113 @@
+// GpuCompactionExecutor: runs a compaction job with the GPU doing the
+// data-parallel middle (keys-only mode, docs/GPU.md):
+//   read (CPU: input files whole into one pinned arena)
+//   -> decode (CPU: footer, index, block layout; per entry the internal-key
+//      position and IsBaseLevelForKey for tombstones; all bounds-checked)
+//   -> copy_in, verify (GPU: CRC32C of every data, filter and properties
+//      block), sort (GPU: internal-key order, CUB merge sort over 8-byte key
+//      prefixes with full-key tie-breaks), dedup (GPU: ObsoleteVersionFilter's
+//      rule per entry and predecessor, CUB select), copy_out (kept order)
+//   -> encode (CPU: the same TableBuilder + OutputSplitter calls as
+//      CpuCompactionExecutor, values read in place from the arena)
+//   -> write (CPU: each output written, fsynced, closed).
+// Output files are therefore byte-identical to the CPU executor's.
+//
+// Usable with and without CUDA: Create() returns nullptr plus a one-line
+// reason when there is no usable GPU (or no CUDA in the build).
+//
+// Failures: every device error, out-of-memory or injected failure returns
+// Status::Aborted("gpu: <stage>: ...") before any output file is created,
+// so the caller can rerun the job on the CPU executor. A checksum mismatch
+// returns Corruption (also before any file exists; not a GPU failure).
+// max_consecutive_failures Aborted jobs in a row mark the GPU unhealthy for
+// unhealthy_micros: ShouldOffload() is false meanwhile.
+//
+// Thread safety: Run, ShouldOffload, healthy and GetStats may be called
+// concurrently; jobs on one executor run one at a time on the device.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "compaction/compaction_executor.h"
+
+namespace accelkv {
+
+namespace gpu {
+class KeySortDevice;
+}  // namespace gpu
+
+struct GpuExecutorOptions {
+  // Jobs with fewer input bytes run on the CPU. INITIAL VALUE, NOT MEASURED:
+  // replace with the crossover measured by scripts/gpu_all.sh (docs/GPU.md).
+  uint64_t min_input_bytes = 16ull << 20;
+  // Fraction of the device's free memory (at Create) one job may use.
+  double device_memory_fraction = 0.5;
+  // Consecutive Aborted jobs that mark the GPU unhealthy, and for how long.
+  int max_consecutive_failures = 3;
+  uint64_t unhealthy_micros = 60ull * 1000 * 1000;
+};
+
+// Where an injected failure strikes (tests; SetInjectedFailure).
+enum class GpuStage { kNone, kAlloc, kCopyIn, kVerify, kSort, kDedup, kCopyOut };
+const char* GpuStageName(GpuStage stage);
+
+struct GpuExecutorStats {
+  uint64_t jobs = 0;         // Run calls that completed OK
+  uint64_t failures = 0;     // Run calls that returned Aborted (caller falls back)
+  uint64_t corruptions = 0;  // Run calls that returned Corruption
+  uint64_t input_bytes = 0;
+  uint64_t output_bytes = 0;
+  double cpu_seconds = 0;
+  std::map<std::string, uint64_t> stage_micros;  // summed over OK jobs
+};
+
+class GpuCompactionExecutor final : public CompactionExecutor {
+ public:
+  // The executor on the first CUDA device; nullptr and *reason (one line,
+  // e.g. "no GPU: cudaGetDeviceCount: no CUDA-capable device is detected")
+  // when there is none or the build has no CUDA.
+  static std::unique_ptr<GpuCompactionExecutor> Create(const GpuExecutorOptions& options,
+                                                       std::string* reason);
+  // Over an explicit device (tests: the host reference device).
+  GpuCompactionExecutor(const GpuExecutorOptions& options,
+                        std::unique_ptr<gpu::KeySortDevice> device);
+  ~GpuCompactionExecutor() override;
+
+  const char* Name() const override { return "gpu"; }
+  // Runs the job (see the header comment for the error contract). Jobs the
+  // executor cannot take (a non-bytewise comparator, over 2^32 entries)
+  // return Aborted too, with nothing created.
+  Status Run(const CompactionJobSpec& spec, CompactionJobResult* result) override;
+
+  // The decision policy: the GPU is healthy, the user comparator is
+  // bytewise, the job's input bytes >= min_input_bytes and its estimated
+  // device memory fits the budget.
+  bool ShouldOffload(const CompactionJobSpec& spec) const;
+  bool healthy() const;
+  GpuExecutorStats GetStats() const;
+
+  // Test hook: every later job fails at `stage` with Aborted until it is
+  // reset to GpuStage::kNone. Process-wide; also read from the environment
+  // variable ACCELKV_GPU_FAIL_STAGE ("alloc", "copy_in", ...) at first use.
+  static void SetInjectedFailure(GpuStage stage);
+
+ private:
+  Status RunLocked(const CompactionJobSpec& spec, CompactionJobResult* result);
+  void RecordOutcome(const Status& s, const CompactionJobResult& result);
+  uint64_t NowMicros() const;
+
+  const GpuExecutorOptions options_;
+  std::unique_ptr<gpu::KeySortDevice> device_;
+  std::mutex job_mu_;  // one job on the device at a time
+  mutable std::mutex stats_mu_;
+  GpuExecutorStats stats_;
+  int consecutive_failures_ = 0;
+  uint64_t unhealthy_until_micros_ = 0;
+};
+
+}  // namespace accelkv

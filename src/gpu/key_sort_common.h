@@ -1,0 +1,174 @@
+// Helpers shared bit for bit by the CUDA kernels (cuda_key_sort_device.cu)
+// and the host reference (host_key_sort_device.cc), so the reference, which
+// runs and is tested everywhere, checks the exact logic the GPU runs:
+// - CRC32C of a stored block (contents ++ type byte) against its masked
+//   trailer (docs: table format, block trailer);
+// - internal-key order over keys stored in the input arena (user key
+//   ascending bytewise, then the 8-byte trailer descending, then the entry
+//   index for a total order), with an 8-byte big-endian prefix that orders
+//   keys consistently with the full comparison (a coarsening: prefix(a) <
+//   prefix(b) implies a < b);
+// - the keep rule of ObsoleteVersionFilter (snapshot stripes; a tombstone
+//   that is newest of its stripe is dropped only in the oldest stripe and
+//   when its user key is absent below the output level), which needs only
+//   an entry and its predecessor in sorted order, so it runs one thread per
+//   entry.
+//
+// All functions are pure; every index they take is bounds-checked by the
+// caller (the CPU decoder validates every key offset before a job starts).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define ACCELKV_HD __host__ __device__
+#else
+#define ACCELKV_HD
+#endif
+
+namespace accelkv {
+namespace gpu {
+
+// A block whose checksum the device verifies: contents at
+// arena[offset, offset + size), then the 5-byte trailer (type byte, fixed32
+// masked CRC32C of contents ++ type byte).
+struct BlockSpan {
+  uint64_t offset;
+  uint64_t size;
+};
+
+// Entry i's internal key is arena[key_offset[i], key_offset[i] + key_size[i]),
+// key_size[i] >= 8; flags[i] & kFlagBaseLevel: IsBaseLevelForKey holds for
+// its user key (only computed for tombstones).
+inline constexpr uint8_t kFlagBaseLevel = 1;
+
+// The entry a sort item stands for, with its 8-byte key prefix cached.
+struct SortItem {
+  uint64_t prefix;
+  uint32_t index;
+};
+
+inline constexpr uint32_t kCrc32cPoly = 0x82f63b78u;  // reflected Castagnoli
+inline constexpr uint32_t kCrcMaskDelta = 0xa282ead8u;
+
+// Entry i (0..255) of the byte-wise CRC32C table.
+ACCELKV_HD inline uint32_t Crc32cTableEntry(uint32_t i) {
+  uint32_t c = i;
+  for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kCrc32cPoly : c >> 1;
+  return c;
+}
+
+// Extends a raw (pre-inverted) CRC register over n bytes.
+ACCELKV_HD inline uint32_t Crc32cUpdate(const uint32_t* table, uint32_t reg, const uint8_t* p,
+                                        uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) reg = table[(reg ^ p[i]) & 0xffu] ^ (reg >> 8);
+  return reg;
+}
+
+ACCELKV_HD inline uint32_t LoadFixed32(const uint8_t* p) {
+  return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+}
+
+ACCELKV_HD inline uint64_t LoadFixed64(const uint8_t* p) {
+  return uint64_t{LoadFixed32(p)} | (uint64_t{LoadFixed32(p + 4)} << 32);
+}
+
+// True when the stored masked CRC32C of the block matches its bytes.
+// REQUIRES: arena holds span.offset + span.size + 5 bytes.
+ACCELKV_HD inline bool BlockChecksumOk(const uint32_t* table, const uint8_t* arena,
+                                       const BlockSpan& span) {
+  const uint8_t* p = arena + span.offset;
+  const uint32_t crc = ~Crc32cUpdate(table, 0xffffffffu, p, span.size + 1);
+  const uint32_t masked = LoadFixed32(p + span.size + 1);
+  const uint32_t rot = masked - kCrcMaskDelta;
+  const uint32_t expected = (rot >> 17) | (rot << 15);
+  return crc == expected;
+}
+
+// The first 8 bytes of the user key, big-endian, zero-padded.
+ACCELKV_HD inline uint64_t UserKeyPrefix(const uint8_t* key, uint32_t user_size) {
+  uint64_t v = 0;
+  for (uint32_t i = 0; i < 8; ++i) v = (v << 8) | (i < user_size ? uint64_t{key[i]} : 0);
+  return v;
+}
+
+// The key arrays of one job, as the device (or the host reference) sees them.
+struct KeyArrays {
+  const uint8_t* arena;
+  const uint64_t* key_offset;
+  const uint32_t* key_size;
+
+  ACCELKV_HD const uint8_t* key(uint32_t i) const { return arena + key_offset[i]; }
+  ACCELKV_HD uint32_t user_size(uint32_t i) const { return key_size[i] - 8; }
+  ACCELKV_HD uint64_t trailer(uint32_t i) const { return LoadFixed64(key(i) + user_size(i)); }
+
+  // <0, 0, >0: bytewise comparison of the user keys of entries a and b.
+  ACCELKV_HD int CompareUserKeys(uint32_t a, uint32_t b) const {
+    const uint8_t* ka = key(a);
+    const uint8_t* kb = key(b);
+    const uint32_t na = user_size(a);
+    const uint32_t nb = user_size(b);
+    const uint32_t n = na < nb ? na : nb;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+    }
+    return na == nb ? 0 : (na < nb ? -1 : 1);
+  }
+
+  ACCELKV_HD SortItem MakeItem(uint32_t i) const {
+    return SortItem{UserKeyPrefix(key(i), user_size(i)), i};
+  }
+
+  // Internal-key order, ties broken by entry index (a strict weak order).
+  ACCELKV_HD bool Less(const SortItem& a, const SortItem& b) const {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const int r = CompareUserKeys(a.index, b.index);
+    if (r != 0) return r < 0;
+    const uint64_t ta = trailer(a.index);
+    const uint64_t tb = trailer(b.index);
+    if (ta != tb) return ta > tb;
+    return a.index < b.index;
+  }
+};
+
+// The stripe of seq: the smallest snapshot >= seq, or ~0 when none.
+// snapshots: ascending, distinct.
+ACCELKV_HD inline uint64_t StripeOf(const uint64_t* snapshots, uint32_t num_snapshots,
+                                    uint64_t seq) {
+  uint32_t lo = 0;
+  uint32_t hi = num_snapshots;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (snapshots[mid] < seq) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < num_snapshots ? snapshots[lo] : ~uint64_t{0};
+}
+
+// Whether the entry at sorted position pos survives (ObsoleteVersionFilter's
+// rule). sorted[pos] is the entry, sorted[pos - 1] its predecessor.
+ACCELKV_HD inline bool KeepSortedEntry(const KeyArrays& keys, const uint8_t* flags,
+                                       const SortItem* sorted, uint64_t pos,
+                                       const uint64_t* snapshots, uint32_t num_snapshots) {
+  const uint32_t i = sorted[pos].index;
+  const uint64_t t = keys.trailer(i);
+  const uint64_t seq = t >> 8;
+  const uint64_t stripe = StripeOf(snapshots, num_snapshots, seq);
+  if (pos > 0) {
+    const SortItem& prev = sorted[pos - 1];
+    if (prev.prefix == sorted[pos].prefix && keys.CompareUserKeys(prev.index, i) == 0 &&
+        StripeOf(snapshots, num_snapshots, keys.trailer(prev.index) >> 8) == stripe) {
+      return false;  // an older version in the same stripe: never visible
+    }
+  }
+  const bool tombstone = (t & 0xffu) == 0;
+  const bool oldest_stripe = num_snapshots == 0 || seq <= snapshots[0];
+  if (tombstone && oldest_stripe && (flags[i] & kFlagBaseLevel) != 0) return false;
+  return true;
+}
+
+}  // namespace gpu
+}  // namespace accelkv

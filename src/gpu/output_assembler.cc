@@ -1,0 +1,140 @@
+#include "gpu/output_assembler.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "table/table_builder.h"
+#include "util/filename.h"
+
+namespace accelkv {
+namespace gpu {
+
+namespace {
+
+uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count());
+}
+
+// A WritableFile that appends to a string (the encoded table).
+class StringSink final : public WritableFile {
+ public:
+  Status Append(const Slice& data) override {
+    contents_.append(data.data(), data.size());
+    return Status::OK();
+  }
+  Status Flush() override { return Status::OK(); }
+  Status Sync() override { return Status::OK(); }
+  Status Close() override { return Status::OK(); }
+  const std::string& contents() const { return contents_; }
+  void Clear() { contents_.clear(); }
+
+ private:
+  std::string contents_;
+};
+
+class Assembler {
+ public:
+  Assembler(const CompactionJobSpec& spec, CompactionJobResult* result)
+      : spec_(spec), result_(result) {}
+
+  Status Add(const Slice& key, const Slice& value) {
+    const uint64_t current = builder_ != nullptr ? builder_->EstimatedFileSize() : 0;
+    if (splitter_.ShouldStopBefore(key, current) && builder_ != nullptr) {
+      Status s = FinishOutput();
+      if (!s.ok()) return s;
+    }
+    if (builder_ == nullptr) {
+      number_ = spec_.new_file_number();
+      sink_.Clear();
+      builder_ = std::make_unique<TableBuilder>(spec_.table_options, &sink_);
+    }
+    builder_->Add(key, value);
+    return builder_->status();
+  }
+
+  Status Finish() { return builder_ != nullptr ? FinishOutput() : Status::OK(); }
+
+  void Abandon() {
+    if (builder_ != nullptr) builder_->Abandon();
+    builder_.reset();
+  }
+
+  uint64_t encode_micros() const { return encode_micros_; }
+  uint64_t write_micros() const { return write_micros_; }
+
+ private:
+  Status FinishOutput() {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = builder_->Finish();
+    const TableProperties props = builder_->properties();
+    const uint64_t entries = builder_->NumEntries();
+    builder_.reset();
+    encode_micros_ += MicrosSince(t0);
+    if (!s.ok()) return s;
+    const auto t1 = std::chrono::steady_clock::now();
+    FileMetaData meta;
+    meta.number = number_;
+    meta.file_size = sink_.contents().size();
+    meta.smallest.DecodeFrom(props.smallest_key);
+    meta.largest.DecodeFrom(props.largest_key);
+    meta.smallest_seqno = props.smallest_seqno;
+    meta.largest_seqno = props.largest_seqno;
+    meta.num_entries = entries;
+    meta.num_deletions = props.num_deletions;
+    std::unique_ptr<WritableFile> file;
+    const std::string fname = TableFileName(spec_.dbname, number_);
+    s = spec_.env->NewWritableFile(fname, &file);
+    if (!s.ok()) return s;
+    result_->outputs.push_back(meta);
+    s = file->Append(sink_.contents());
+    if (s.ok()) s = file->Sync();
+    const Status close = file->Close();
+    if (s.ok()) s = close;
+    if (s.ok()) {
+      result_->bytes_written += meta.file_size;
+      result_->output_entries += entries;
+    }
+    write_micros_ += MicrosSince(t1);
+    return s;
+  }
+
+  const CompactionJobSpec& spec_;
+  CompactionJobResult* const result_;
+  OutputSplitter splitter_{spec_.compaction};
+  StringSink sink_;
+  std::unique_ptr<TableBuilder> builder_;
+  uint64_t number_ = 0;
+  uint64_t encode_micros_ = 0;
+  uint64_t write_micros_ = 0;
+};
+
+}  // namespace
+
+Status AssembleOutputs(const CompactionJobSpec& spec, const JobInput& input,
+                       const std::vector<uint32_t>& kept, CompactionJobResult* result) {
+  Assembler assembler(spec, result);
+  const char* arena = reinterpret_cast<const char*>(input.keys.arena);
+  const auto t0 = std::chrono::steady_clock::now();
+  Status s;
+  for (uint32_t i : kept) {
+    s = assembler.Add(Slice(arena + input.keys.key_offset[i], input.keys.key_size[i]),
+                      Slice(arena + input.value_offset[i], input.value_size[i]));
+    if (!s.ok()) break;
+  }
+  if (s.ok()) {
+    s = assembler.Finish();
+  } else {
+    assembler.Abandon();
+  }
+  const uint64_t total = MicrosSince(t0);
+  const uint64_t write = assembler.write_micros();
+  result->stage_micros["write"] += write;
+  result->stage_micros["encode"] += total > write ? total - write : 0;
+  return s;
+}
+
+}  // namespace gpu
+}  // namespace accelkv
