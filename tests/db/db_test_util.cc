@@ -1,0 +1,113 @@
+#include "db/db_test_util.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "accelkv/comparator.h"
+#include "db/db_impl.h"
+
+namespace accelkv {
+namespace test {
+
+Options SmallTreeOptions(Env* env) {
+  Options options;
+  options.env = env;
+  options.create_if_missing = true;
+  options.write_buffer_size = 64 << 10;
+  options.target_file_size = 64 << 10;
+  options.max_bytes_for_level_base = 64 << 10;
+  options.max_bytes_for_level_multiplier = 4;
+  options.level0_file_num_compaction_trigger = 2;
+  options.block_size = 1024;
+  options.max_write_buffer_number = 3;
+  return options;
+}
+
+Status WaitForBackgroundWork(DB* db) {
+  return static_cast<DBImpl*>(db)->TEST_WaitForBackgroundWork();
+}
+
+namespace {
+Status Collect(DB* db, const ReadOptions& ro, bool forward,
+               std::map<std::string, std::string>* out) {
+  out->clear();
+  std::unique_ptr<Iterator> it = db->NewIterator(ro);
+  const Comparator* cmp = BytewiseComparator();
+  std::string prev;
+  bool first = true;
+  if (forward) {
+    it->SeekToFirst();
+  } else {
+    it->SeekToLast();
+  }
+  for (; it->Valid(); forward ? it->Next() : it->Prev()) {
+    std::string k = it->key().ToString();
+    if (!first) {
+      const int c = cmp->Compare(prev, k);
+      if ((forward && c >= 0) || (!forward && c <= 0)) {
+        return Status::Corruption("iterator out of order at key", k);
+      }
+    }
+    first = false;
+    (*out)[k] = it->value().ToString();
+    prev = std::move(k);
+  }
+  return it->status();
+}
+}  // namespace
+
+Status ReadAll(DB* db, const ReadOptions& ro, std::map<std::string, std::string>* out) {
+  return Collect(db, ro, true, out);
+}
+
+Status ReadAllBackward(DB* db, const ReadOptions& ro, std::map<std::string, std::string>* out) {
+  return Collect(db, ro, false, out);
+}
+
+int NumFilesAtLevel(DB* db, int level) {
+  std::string value;
+  if (!db->GetProperty("accelkv.num-files-at-level" + std::to_string(level), &value)) return -1;
+  return std::stoi(value);
+}
+
+int NumFilesBelowLevel0(DB* db, int num_levels) {
+  int total = 0;
+  for (int level = 1; level < num_levels; level++) {
+    total += std::max(0, NumFilesAtLevel(db, level));
+  }
+  return total;
+}
+
+std::vector<std::string> FilesWithSuffix(Env* env, const std::string& dir,
+                                         const std::string& suffix) {
+  std::vector<std::string> children, result;
+  env->GetChildren(dir, &children);
+  for (const std::string& name : children) {
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      result.push_back(name);
+    }
+  }
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+std::vector<std::string> FilesWithPrefix(Env* env, const std::string& dir,
+                                         const std::string& prefix) {
+  std::vector<std::string> children, result;
+  env->GetChildren(dir, &children);
+  for (const std::string& name : children) {
+    if (name.compare(0, prefix.size(), prefix) == 0) result.push_back(name);
+  }
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+std::string KeyOf(uint64_t i, int width) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "k%0*llu", width, static_cast<unsigned long long>(i));
+  return buf;
+}
+
+}  // namespace test
+}  // namespace accelkv
