@@ -12,9 +12,9 @@ namespace accelkv {
 
 struct FileMetaData {
   uint64_t number = 0;
-  uint64_t file_size = 0;      // bytes
-  InternalKey smallest;        // smallest internal key in the table
-  InternalKey largest;         // largest internal key in the table
+  uint64_t file_size = 0;  // bytes
+  InternalKey smallest;    // smallest internal key in the table
+  InternalKey largest;     // largest internal key in the table
   SequenceNumber smallest_seqno = 0;
   SequenceNumber largest_seqno = 0;
   uint64_t num_entries = 0;

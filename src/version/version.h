@@ -23,6 +23,8 @@
 
 namespace accelkv {
 
+class VersionSet;
+
 // Target bytes of `level` (>= 1): max_bytes_for_level_base for level 1, times
 // max_bytes_for_level_multiplier for each level below it.
 uint64_t MaxBytesForLevel(const Options& options, int level);
@@ -38,7 +40,8 @@ class Version {
   Version(const Version&) = delete;
   Version& operator=(const Version&) = delete;
 
-  // REQUIRES: the DB mutex. The last Unref deletes the version.
+  // REQUIRES: the DB mutex. The last Unref deletes the version (and first
+  // removes it from the VersionSet that installed it, if any).
   void Ref();
   void Unref();
 
@@ -80,7 +83,15 @@ class Version {
   // with score >= 1 needs compacting.
   double compaction_score(int level) const { return scores_[level]; }
   // RocksDB's estimate of the bytes compaction must still rewrite to bring
-  // every level under its target (drives the pending-bytes stall thresholds).
+  // every level under its target (drives the pending-bytes stall thresholds);
+  // RocksDB's VersionStorageInfo::EstimateCompactionBytesNeeded with base
+  // level 1:
+  //   L0 counts when it has >= level0_file_num_compaction_trigger files or
+  //   >= max_bytes_for_level_base bytes: its bytes, plus L1's bytes, are
+  //   added, and its bytes carry into L1. For each level L in [1, bottom):
+  //   size = bytes(L) + carried; if size > MaxBytesForLevel(L), the excess
+  //   carries into L + 1, and if L + 1 holds bytes, excess * (1 +
+  //   bytes(L + 1) / size) is added.
   uint64_t estimated_pending_compaction_bytes() const { return pending_compaction_bytes_; }
 
   // One line per file: "L<level> #<number> <size> [smallest .. largest]".
@@ -89,8 +100,13 @@ class Version {
   const InternalKeyComparator* internal_comparator() const { return icmp_; }
 
  private:
+  friend class VersionSet;
+
   ~Version() = default;
   void ComputeScores();
+  void ComputePendingCompactionBytes();
+  // The iterator over the files of `level` (>= 1), concatenated.
+  Iterator* NewConcatenatingIterator(const ReadOptions& options, int level) const;
 
   const Options* const options_;
   const InternalKeyComparator* const icmp_;
@@ -100,6 +116,9 @@ class Version {
   std::vector<double> scores_;
   uint64_t pending_compaction_bytes_ = 0;
   int refs_ = 0;
+  // The set that tracks this version among its live versions; nullptr for a
+  // version no VersionSet installed.
+  VersionSet* vset_ = nullptr;
 };
 
 }  // namespace accelkv

@@ -95,10 +95,15 @@ class VersionSet {
   class Builder;
   friend class Version;
 
-  // Writes a snapshot of the current state as the first record of a new MANIFEST.
-  Status WriteSnapshot(log::Writer* log);
+  // Encodes a snapshot of the current state (comparator, counters, compact
+  // pointers, every file), the first record of a new MANIFEST.
+  void EncodeSnapshot(std::string* record) const;
+  // Installs v as current_ (and tracks it in live_versions_).
   void AppendVersion(Version* v);
   void RemoveVersion(Version* v);  // called by Version's last Unref
+  // Closes the MANIFEST after a failed write; the next LogAndApply starts a
+  // new one. A freshly created one that CURRENT does not name is removed.
+  void AbandonManifest(uint64_t manifest_number, bool freshly_created);
 
   Env* const env_;
   const std::string dbname_;
