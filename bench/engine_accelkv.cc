@@ -1,0 +1,207 @@
+// AccelKV adapter: one DB instance, through the public API only
+// (include/accelkv/db.h). Compiled when src/db/db_impl.cc exists.
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include "accelkv/db.h"
+#include "accelkv/iterator.h"
+#include "accelkv/options.h"
+#include "accelkv/write_batch.h"
+#include "engine.h"
+#include "engine_factories.h"
+
+namespace accelkv_bench {
+namespace {
+
+EngineStatus FromAccel(const accelkv::Status& s) {
+  if (s.ok()) return EngineStatus::Ok();
+  if (s.IsNotFound()) return EngineStatus::NotFound();
+  return EngineStatus::Error("accelkv: " + s.ToString());
+}
+
+accelkv::Slice ToSlice(std::string_view s) { return accelkv::Slice(s.data(), s.size()); }
+
+class AccelCursor : public Cursor {
+ public:
+  explicit AccelCursor(std::unique_ptr<accelkv::Iterator> it) : it_(std::move(it)) {}
+  void Seek(std::string_view target) override { it_->Seek(ToSlice(target)); }
+  void SeekToFirst() override { it_->SeekToFirst(); }
+  bool Valid() const override { return it_->Valid(); }
+  void Next() override { it_->Next(); }
+  std::string_view key() const override { return it_->key().view(); }
+  std::string_view value() const override { return it_->value().view(); }
+  EngineStatus status() const override { return FromAccel(it_->status()); }
+
+ private:
+  std::unique_ptr<accelkv::Iterator> it_;
+};
+
+class AccelKVEngine : public Engine {
+ public:
+  ~AccelKVEngine() override { Close(); }
+
+  std::string Name() const override { return "accelkv"; }
+
+  EngineStatus Open(const std::string& path, const EngineProfile& profile) override {
+    options_ = accelkv::Options();
+    options_.create_if_missing = !profile.use_existing;
+    options_.write_buffer_size = profile.write_buffer_size;
+    options_.max_write_buffer_number = 2;
+    options_.block_size = profile.block_size;
+    options_.bloom_bits_per_key = profile.bloom_bits_per_key;
+    options_.block_cache_size = profile.block_cache_size;
+    options_.max_background_jobs = profile.background_threads;
+    options_.target_file_size = profile.target_file_size;
+    options_.max_open_files = profile.max_open_files;
+    options_.compression = accelkv::CompressionType::kNone;
+    for (const std::string& opt : profile.extra_options) {
+      EngineStatus s = Apply(opt);
+      if (!s.ok()) return s;
+    }
+    write_options_.sync = profile.sync;
+    accelkv::Status s = accelkv::DB::Open(options_, path, &db_);
+    return FromAccel(s);
+  }
+
+  EngineStatus DestroyStore(const std::string& path) override {
+    return FromAccel(accelkv::DestroyDB(path, accelkv::Options()));
+  }
+
+  std::string EffectiveOptions() const override {
+    std::ostringstream o;
+    o << "write_buffer_size=" << options_.write_buffer_size << "\n"
+      << "max_write_buffer_number=" << options_.max_write_buffer_number << "\n"
+      << "level0_file_num_compaction_trigger=" << options_.level0_file_num_compaction_trigger
+      << "\n"
+      << "level0_slowdown_writes_trigger=" << options_.level0_slowdown_writes_trigger << "\n"
+      << "level0_stop_writes_trigger=" << options_.level0_stop_writes_trigger << "\n"
+      << "block_size=" << options_.block_size << "\n"
+      << "bloom_bits_per_key=" << options_.bloom_bits_per_key << "\n"
+      << "block_cache_size=" << options_.block_cache_size << "\n"
+      << "max_open_files=" << options_.max_open_files << "\n"
+      << "num_levels=" << options_.num_levels << "\n"
+      << "target_file_size=" << options_.target_file_size << "\n"
+      << "max_bytes_for_level_base=" << options_.max_bytes_for_level_base << "\n"
+      << "max_bytes_for_level_multiplier=" << options_.max_bytes_for_level_multiplier << "\n"
+      << "max_background_jobs=" << options_.max_background_jobs << "\n"
+      << "compression=none\n"
+      << "sync_writes=" << (write_options_.sync ? "true" : "false") << "\n";
+    return o.str();
+  }
+
+  EngineStatus Put(std::string_view key, std::string_view value) override {
+    return FromAccel(db_->Put(write_options_, ToSlice(key), ToSlice(value)));
+  }
+  EngineStatus Get(std::string_view key, std::string* value) override {
+    return FromAccel(db_->Get(accelkv::ReadOptions(), ToSlice(key), value));
+  }
+  EngineStatus Delete(std::string_view key) override {
+    return FromAccel(db_->Delete(write_options_, ToSlice(key)));
+  }
+  EngineStatus Write(const std::vector<std::pair<std::string, std::string>>& puts) override {
+    accelkv::WriteBatch batch;
+    for (const auto& [k, v] : puts) batch.Put(k, v);
+    return FromAccel(db_->Write(write_options_, batch));
+  }
+  std::unique_ptr<Cursor> NewCursor() override {
+    return std::make_unique<AccelCursor>(db_->NewIterator(accelkv::ReadOptions()));
+  }
+
+  // Flush, then wait while "accelkv.compaction-pending" reports work; if the
+  // DB does not expose that property, wait until level 0 is below its
+  // compaction trigger.
+  EngineStatus WaitForCompactions() override {
+    accelkv::FlushOptions flush;
+    flush.wait = true;
+    accelkv::Status s = db_->Flush(flush);
+    if (!s.ok()) return FromAccel(s);
+    for (;;) {
+      std::string v;
+      bool busy = false;
+      if (db_->GetProperty("accelkv.compaction-pending", &v)) {
+        busy = std::strtoull(v.c_str(), nullptr, 10) != 0;
+      } else if (db_->GetProperty("accelkv.num-files-at-level0", &v)) {
+        busy = std::strtoll(v.c_str(), nullptr, 10) >= options_.level0_file_num_compaction_trigger;
+      }
+      if (!busy) return EngineStatus::Ok();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::string Stats() override {
+    std::string out;
+    if (db_ != nullptr) db_->GetProperty("accelkv.stats", &out);
+    return out;
+  }
+
+  EngineStatus Close() override {
+    if (db_ == nullptr) return EngineStatus::Ok();
+    accelkv::Status s = db_->Close();
+    db_.reset();
+    return FromAccel(s);
+  }
+
+ private:
+  EngineStatus Apply(const std::string& opt) {
+    std::string name, value;
+    if (!SplitOption(opt, &name, &value)) {
+      return EngineStatus::Error("accelkv: option is not name=value: " + opt);
+    }
+    if (name == "max_bytes_for_level_multiplier") {
+      char* end = nullptr;
+      const double d = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0' || d <= 1.0) {
+        return EngineStatus::Error("accelkv: bad multiplier " + value);
+      }
+      options_.max_bytes_for_level_multiplier = d;
+      return EngineStatus::Ok();
+    }
+    uint64_t n = 0;
+    if (!ParseSize(value, &n)) return EngineStatus::Error("accelkv: option needs a number: " + opt);
+    const int i = static_cast<int>(n);
+    if (name == "write_buffer_size") {
+      options_.write_buffer_size = n;
+    } else if (name == "max_write_buffer_number") {
+      options_.max_write_buffer_number = i;
+    } else if (name == "level0_file_num_compaction_trigger") {
+      options_.level0_file_num_compaction_trigger = i;
+    } else if (name == "level0_slowdown_writes_trigger") {
+      options_.level0_slowdown_writes_trigger = i;
+    } else if (name == "level0_stop_writes_trigger") {
+      options_.level0_stop_writes_trigger = i;
+    } else if (name == "block_size") {
+      options_.block_size = n;
+    } else if (name == "bloom_bits_per_key") {
+      options_.bloom_bits_per_key = i;
+    } else if (name == "block_cache_size") {
+      options_.block_cache_size = n;
+    } else if (name == "max_open_files") {
+      options_.max_open_files = i;
+    } else if (name == "num_levels") {
+      options_.num_levels = i;
+    } else if (name == "target_file_size") {
+      options_.target_file_size = n;
+    } else if (name == "max_bytes_for_level_base") {
+      options_.max_bytes_for_level_base = n;
+    } else if (name == "max_background_jobs") {
+      options_.max_background_jobs = i;
+    } else if (name == "paranoid_checks") {
+      options_.paranoid_checks = n != 0;
+    } else {
+      return EngineStatus::Error("accelkv: unknown option " + name);
+    }
+    return EngineStatus::Ok();
+  }
+
+  accelkv::Options options_;
+  accelkv::WriteOptions write_options_;
+  std::unique_ptr<accelkv::DB> db_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> NewAccelKVEngine() { return std::make_unique<AccelKVEngine>(); }
+
+}  // namespace accelkv_bench

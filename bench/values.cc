@@ -1,0 +1,99 @@
+#include "values.h"
+
+#include <algorithm>
+#include <cstring>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "rng.h"
+
+namespace accelkv_bench {
+
+namespace {
+
+void PutFixed32(char* dst, uint32_t v) {
+  for (int i = 0; i < 4; i++) dst[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+uint32_t GetFixed32(const char* src) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++)
+    v |= static_cast<uint32_t>(static_cast<unsigned char>(src[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+ValueFactory::ValueFactory(uint64_t seed) : seed_(seed) {
+  Rng rng(seed ^ 0x76616c7565ull);
+  buffer_.resize(kBufferSize);
+  for (size_t i = 0; i < kBufferSize; i += 8) {
+    const uint64_t r = rng.Next();
+    std::memcpy(&buffer_[i], &r, 8);
+  }
+}
+
+uint64_t ValueFactory::Hash(std::string_view key, uint32_t version, size_t size) const {
+  XXH64_state_t state;
+  XXH64_reset(&state, seed_);
+  XXH64_update(&state, key.data(), key.size());
+  char tail[12];
+  PutFixed32(tail, version);
+  const uint64_t size64 = size;
+  std::memcpy(tail + 4, &size64, 8);
+  XXH64_update(&state, tail, sizeof(tail));
+  return XXH64_digest(&state);
+}
+
+void ValueFactory::Make(std::string_view key, uint32_t version, size_t size,
+                        std::string* out) const {
+  const uint64_t h = Hash(key, version, size);
+  out->resize(size);
+  char* p = out->data();
+  PutFixed32(p, version);
+  PutFixed32(p + 4, static_cast<uint32_t>(h));
+  size_t offset = (h >> 32) % kBufferSize;
+  size_t done = kMinValueSize;
+  while (done < size) {
+    const size_t n = std::min(size - done, kBufferSize - offset);
+    std::memcpy(p + done, buffer_.data() + offset, n);
+    done += n;
+    offset = 0;
+  }
+}
+
+bool ValueFactory::BodyMatches(uint64_t hash, std::string_view body) const {
+  size_t offset = (hash >> 32) % kBufferSize;
+  size_t done = 0;
+  while (done < body.size()) {
+    const size_t n = std::min(body.size() - done, kBufferSize - offset);
+    if (std::memcmp(body.data() + done, buffer_.data() + offset, n) != 0) return false;
+    done += n;
+    offset = 0;
+  }
+  return true;
+}
+
+bool ValueFactory::Check(std::string_view key, std::string_view value, uint32_t* version,
+                         std::string* why) const {
+  if (value.size() < kMinValueSize) {
+    *why = "value of " + std::to_string(value.size()) + " bytes is shorter than its header";
+    return false;
+  }
+  const uint32_t v = GetFixed32(value.data());
+  const uint64_t h = Hash(key, v, value.size());
+  if (GetFixed32(value.data() + 4) != static_cast<uint32_t>(h)) {
+    *why = "value header does not match the key (version " + std::to_string(v) + ", " +
+           std::to_string(value.size()) + " bytes)";
+    return false;
+  }
+  if (!BodyMatches(h, value.substr(kMinValueSize))) {
+    *why = "value body differs from the one written (version " + std::to_string(v) + ")";
+    return false;
+  }
+  *version = v;
+  return true;
+}
+
+}  // namespace accelkv_bench
