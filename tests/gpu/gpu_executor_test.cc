@@ -1,0 +1,281 @@
+// GpuCompactionExecutor tests, run over two KeySortDevices: the host
+// reference (everywhere) and CUDA (skipped without a GPU). Output files must
+// be byte-identical to the CPU executor's; every injected stage failure must
+// give Aborted with no file created; a flipped byte must give Corruption.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "compaction/cpu_compaction_executor.h"
+#include "gpu/gpu_executor.h"
+#include "gpu/gpu_test_util.h"
+#include "gpu/key_sort_device.h"
+#include "testutil/test_util.h"
+#include "util/filename.h"
+
+namespace accelkv {
+namespace {
+
+constexpr uint64_t kBudget = 1ull << 30;
+
+// Resets the process-wide injected failure when a test ends.
+struct InjectionGuard {
+  explicit InjectionGuard(GpuStage stage) { GpuCompactionExecutor::SetInjectedFailure(stage); }
+  ~InjectionGuard() { GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone); }
+};
+
+class GpuExecutorTest : public testing::TestWithParam<std::string> {
+ protected:
+  GpuExecutorTest() : env_(NewMemEnv(Env::Default())) {
+    topt_.comparator = &icmp_;
+    topt_.user_comparator = BytewiseComparator();
+    topt_.block_size = 1024;
+    EXPECT_TRUE(env_->CreateDir(dbname_).ok());
+  }
+
+  void SetUp() override {
+    options_.min_input_bytes = 0;
+    options_.max_consecutive_failures = 3;
+    if (GetParam() == "host") {
+      gpu_ = std::make_unique<GpuCompactionExecutor>(options_, gpu::NewHostKeySortDevice(kBudget));
+    } else {
+      std::string reason;
+      gpu_ = GpuCompactionExecutor::Create(options_, &reason);
+      if (gpu_ == nullptr) GTEST_SKIP() << reason;
+    }
+  }
+
+  test::GpuJob NewJob(Random* rnd, const test::GpuJobShape& shape = test::GpuJobShape()) {
+    // Inputs of an earlier job are replaced (same numbers).
+    return test::MakeRandomJob(rnd, env_.get(), dbname_, topt_, &icmp_, shape);
+  }
+
+  Status Run(CompactionExecutor* e, const test::GpuJob& job, CompactionJobResult* result,
+             std::map<uint64_t, std::string>* files) {
+    return test::RunAndCapture(e, env_.get(), dbname_, topt_, &icmp_, job, result, files);
+  }
+
+  CompactionJobSpec Spec(const test::GpuJob& job) {
+    CompactionJobSpec spec;
+    spec.dbname = dbname_;
+    spec.env = env_.get();
+    spec.table_options = topt_;
+    spec.compaction = job.compaction.get();
+    spec.snapshots = job.snapshots;
+    spec.internal_comparator = &icmp_;
+    return spec;
+  }
+
+  const std::string dbname_ = "/gpu-test-db";
+  InternalKeyComparator icmp_{BytewiseComparator()};
+  TableOptions topt_;
+  std::unique_ptr<Env> env_;
+  GpuExecutorOptions options_;
+  std::unique_ptr<GpuCompactionExecutor> gpu_;
+  CpuCompactionExecutor cpu_;
+};
+
+TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
+  const uint64_t seed = test::TestSeed();
+  Random rnd(seed);
+  for (int iter = 0; iter < 25; ++iter) {
+    SCOPED_TRACE("iteration " + std::to_string(iter));
+    test::GpuJobShape shape;
+    shape.l0_files = 1 + static_cast<int>(rnd.Uniform(6));
+    shape.l1_files = static_cast<int>(rnd.Uniform(3));
+    shape.entries_per_file = 20 + static_cast<int>(rnd.Uniform(400));
+    shape.max_key_size = 1 + static_cast<uint32_t>(rnd.Uniform(100));
+    const test::GpuJob job = NewJob(&rnd, shape);
+    CompactionJobResult cpu_result, gpu_result;
+    std::map<uint64_t, std::string> cpu_files, gpu_files;
+    ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+    Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(cpu_files.size(), gpu_files.size());
+    for (const auto& [number, bytes] : cpu_files) {
+      ASSERT_TRUE(gpu_files.count(number)) << number;
+      ASSERT_TRUE(gpu_files[number] == bytes) << "file " << number << " differs";
+    }
+    ASSERT_EQ(cpu_result.outputs.size(), gpu_result.outputs.size());
+    for (size_t i = 0; i < cpu_result.outputs.size(); ++i) {
+      const FileMetaData& a = cpu_result.outputs[i];
+      const FileMetaData& b = gpu_result.outputs[i];
+      EXPECT_EQ(a.number, b.number);
+      EXPECT_EQ(a.file_size, b.file_size);
+      EXPECT_EQ(a.smallest.Encode().ToString(), b.smallest.Encode().ToString());
+      EXPECT_EQ(a.largest.Encode().ToString(), b.largest.Encode().ToString());
+      EXPECT_EQ(a.smallest_seqno, b.smallest_seqno);
+      EXPECT_EQ(a.largest_seqno, b.largest_seqno);
+      EXPECT_EQ(a.num_entries, b.num_entries);
+      EXPECT_EQ(a.num_deletions, b.num_deletions);
+    }
+    EXPECT_EQ(job.input_entries, gpu_result.input_entries);
+    EXPECT_EQ(cpu_result.input_entries, gpu_result.input_entries);
+    EXPECT_EQ(cpu_result.output_entries, gpu_result.output_entries);
+    EXPECT_EQ(cpu_result.dropped_entries, gpu_result.dropped_entries);
+    EXPECT_EQ(cpu_result.bytes_read, gpu_result.bytes_read);
+    EXPECT_EQ(cpu_result.bytes_written, gpu_result.bytes_written);
+    for (const char* stage : {"read", "decode", "verify", "sort", "dedup", "encode", "write"}) {
+      EXPECT_TRUE(gpu_result.stage_micros.count(stage)) << stage;
+    }
+  }
+  const GpuExecutorStats stats = gpu_->GetStats();
+  EXPECT_EQ(25u, stats.jobs);
+  EXPECT_EQ(0u, stats.failures);
+}
+
+TEST_P(GpuExecutorTest, InjectedFailureAtEachStageCreatesNoFiles) {
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewJob(&rnd);
+  const GpuStage stages[] = {GpuStage::kAlloc, GpuStage::kCopyIn, GpuStage::kVerify,
+                             GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut};
+  options_.max_consecutive_failures = 100;
+  if (GetParam() == "host") {
+    gpu_ = std::make_unique<GpuCompactionExecutor>(options_, gpu::NewHostKeySortDevice(kBudget));
+  }
+  uint64_t failures = 0;
+  for (GpuStage stage : stages) {
+    SCOPED_TRACE(GpuStageName(stage));
+    InjectionGuard guard(stage);
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    Status s = Run(gpu_.get(), job, &result, &files);
+    EXPECT_TRUE(s.IsAborted()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find(GpuStageName(stage))) << s.ToString();
+    EXPECT_TRUE(result.outputs.empty());
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+    ++failures;
+  }
+  // After the failures, the same executor still produces the CPU's bytes
+  // (the fallback path loses nothing and the device is reusable).
+  CompactionJobResult cpu_result, gpu_result;
+  std::map<uint64_t, std::string> cpu_files, gpu_files;
+  ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+  ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
+  EXPECT_TRUE(cpu_files == gpu_files);
+  EXPECT_EQ(failures, gpu_->GetStats().failures);
+}
+
+TEST_P(GpuExecutorTest, RepeatedFailuresMarkUnhealthy) {
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewJob(&rnd);
+  EXPECT_TRUE(gpu_->healthy());
+  EXPECT_TRUE(gpu_->ShouldOffload(Spec(job)));
+  {
+    InjectionGuard guard(GpuStage::kSort);
+    for (int i = 0; i < options_.max_consecutive_failures; ++i) {
+      CompactionJobResult result;
+      std::map<uint64_t, std::string> files;
+      EXPECT_TRUE(Run(gpu_.get(), job, &result, &files).IsAborted());
+    }
+  }
+  EXPECT_FALSE(gpu_->healthy());
+  EXPECT_FALSE(gpu_->ShouldOffload(Spec(job)));
+}
+
+TEST_P(GpuExecutorTest, FlippedByteIsCorruptionWithNoFiles) {
+  Random rnd(test::TestSeed());
+  for (int iter = 0; iter < 20; ++iter) {
+    SCOPED_TRACE("iteration " + std::to_string(iter));
+    const test::GpuJob job = NewJob(&rnd);
+    const FileMetaPtr& victim =
+        job.compaction->inputs(0)[rnd.Uniform(job.compaction->num_input_files(0))];
+    const std::string fname = TableFileName(dbname_, victim->number);
+    std::string bytes;
+    ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
+    // Half the time a byte inside the data blocks (caught by the device's
+    // CRC32C), else anywhere (footer, index: caught on the CPU).
+    const size_t pos = iter % 2 == 0 ? rnd.Uniform(bytes.size() / 2) : rnd.Uniform(bytes.size());
+    bytes[pos] = static_cast<char>(bytes[pos] ^ (1 + rnd.Uniform(255)));
+    ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    Status s = Run(gpu_.get(), job, &result, &files);
+    EXPECT_TRUE(s.IsCorruption()) << "pos " << pos << ": " << s.ToString();
+    EXPECT_TRUE(result.outputs.empty());
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  }
+  EXPECT_EQ(0u, gpu_->GetStats().failures);
+  EXPECT_TRUE(gpu_->healthy());
+}
+
+TEST_P(GpuExecutorTest, ChecksumMismatchReportsFileAndBlock) {
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.allow_long_values = false;
+  const test::GpuJob job = NewJob(&rnd, shape);
+  const FileMetaPtr& victim = job.compaction->inputs(0)[0];
+  const std::string fname = TableFileName(dbname_, victim->number);
+  std::string bytes;
+  ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
+  // The first data block starts at offset 0 with its keys: byte 0 is the
+  // first user-key byte, so the block layout stays valid and only the
+  // CRC32C can tell.
+  bytes[0] = static_cast<char>(bytes[0] ^ 0x5a);
+  ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
+  CompactionJobResult result;
+  std::map<uint64_t, std::string> files;
+  Status s = Run(gpu_.get(), job, &result, &files);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find("checksum mismatch")) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find("table file " + std::to_string(victim->number)))
+      << s.ToString();
+  EXPECT_EQ(1u, gpu_->GetStats().corruptions);
+}
+
+TEST_P(GpuExecutorTest, PolicyAndNonBytewiseComparator) {
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewJob(&rnd);
+  EXPECT_TRUE(gpu_->ShouldOffload(Spec(job)));
+
+  GpuExecutorOptions big = options_;
+  big.min_input_bytes = job.compaction->TotalInputBytes() + 1;
+  GpuCompactionExecutor high(big, gpu::NewHostKeySortDevice(kBudget));
+  EXPECT_FALSE(high.ShouldOffload(Spec(job)));
+
+  GpuCompactionExecutor tiny(options_, gpu::NewHostKeySortDevice(1024));
+  EXPECT_FALSE(tiny.ShouldOffload(Spec(job)));
+  CompactionJobResult result;
+  std::map<uint64_t, std::string> files;
+  Status s = Run(&tiny, job, &result, &files);
+  EXPECT_TRUE(s.IsAborted()) << s.ToString();
+
+  class ReverseBytewise final : public Comparator {
+   public:
+    int Compare(const Slice& a, const Slice& b) const override { return b.compare(a); }
+    const char* Name() const override { return "test.ReverseBytewise"; }
+  };
+  ReverseBytewise reverse;
+  InternalKeyComparator ricmp(&reverse);
+  CompactionJobSpec spec = Spec(job);
+  spec.internal_comparator = &ricmp;
+  EXPECT_FALSE(gpu_->ShouldOffload(spec));
+  uint64_t next = 1000;
+  spec.new_file_number = [&next] { return next++; };
+  s = gpu_->Run(spec, &result);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, GpuExecutorTest, testing::Values("host", "cuda"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(GpuExecutorCreateTest, CreateGivesExecutorOrOneLineReason) {
+  std::string reason;
+  std::unique_ptr<GpuCompactionExecutor> e =
+      GpuCompactionExecutor::Create(GpuExecutorOptions(), &reason);
+  if (e == nullptr) {
+    EXPECT_EQ(0u, reason.find("no GPU: ")) << reason;
+    EXPECT_EQ(std::string::npos, reason.find('\n')) << reason;
+    GTEST_SKIP() << reason;
+  }
+  EXPECT_STREQ("gpu", e->Name());
+  EXPECT_TRUE(e->healthy());
+}
+
+}  // namespace
+}  // namespace accelkv
