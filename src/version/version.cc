@@ -63,6 +63,13 @@ Status LookupStatus(LookupState state, uint64_t file_number) {
   return Status::NotFound(Slice());
 }
 
+// An error of the table cache itself (not of the lookup). A file that
+// cannot be found must not read as "key not found": the data is missing.
+Status TableError(const Status& s) {
+  if (s.IsNotFound()) return Status::Corruption("table file missing", s.message());
+  return s;
+}
+
 bool AfterFile(const Comparator* ucmp, const Slice* user_key, const FileMetaData& f) {
   return user_key != nullptr && ucmp->Compare(*user_key, f.largest.user_key()) > 0;
 }
@@ -160,7 +167,7 @@ Status Version::Get(const ReadOptions& options, const LookupKey& key, std::strin
     Status s = table_cache_->Get(options, f.number, f.file_size, ikey,
                                  [&saver](const Slice& k, const Slice& v) { saver(k, v); });
     *decided = !s.ok() || saver.state != LookupState::kNotFound;
-    if (!s.ok()) return s;
+    if (!s.ok()) return TableError(s);
     return LookupStatus(saver.state, f.number);
   };
 
@@ -208,7 +215,7 @@ void Version::MultiGet(const ReadOptions& options, const std::vector<const Looku
         Status ks = table.InternalGet(options, keys[i]->internal_key(),
                                       [&saver](const Slice& k, const Slice& v) { saver(k, v); });
         if (!ks.ok()) {
-          (*statuses)[i] = ks;
+          (*statuses)[i] = TableError(ks);
           decided[i] = true;
         } else if (saver.state != LookupState::kNotFound) {
           (*statuses)[i] = LookupStatus(saver.state, f.number);
@@ -218,7 +225,7 @@ void Version::MultiGet(const ReadOptions& options, const std::vector<const Looku
     });
     if (!s.ok()) {  // the table could not be opened: every key of the group fails
       for (size_t i : group) {
-        (*statuses)[i] = s;
+        (*statuses)[i] = TableError(s);
         decided[i] = true;
       }
     }

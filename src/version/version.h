@@ -48,7 +48,7 @@ class Version {
   // Looks key up in the files: L0 newest first, then one file per deeper
   // level. OK with *value set if the newest visible entry is a value;
   // NotFound if it is a tombstone or there is none; Corruption/IOError from
-  // the table if a block is bad.
+  // the table if a block is bad, Corruption if a table file is missing.
   Status Get(const ReadOptions& options, const LookupKey& key, std::string* value) const;
 
   // Get for many keys, batched per table: (*values)[i] / (*statuses)[i] answer
