@@ -1,0 +1,215 @@
+// Compaction (IsBaseLevelForKey, bottommost, trivial move, ranges, debug
+// strings) and OutputSplitter (size rule, grandparent rule, user-key rule).
+#include "compaction/compaction.h"
+
+#include <gtest/gtest.h>
+
+#include "accelkv/comparator.h"
+#include "compaction/compaction_test_util.h"
+
+namespace accelkv {
+namespace {
+
+using test::MakeFile;
+
+class CompactionTest : public testing::Test {
+ protected:
+  InternalKeyComparator icmp_{BytewiseComparator()};
+};
+
+std::string IKey(const std::string& user_key, SequenceNumber seq) {
+  return InternalKey(user_key, seq, ValueType::kValue).Encode().ToString();
+}
+
+TEST_F(CompactionTest, IsBaseLevelForKeyBinarySearchesEveryDeeperLevel) {
+  Compaction::Params p;
+  p.level = 1;
+  p.output_level = 2;
+  p.inputs[0] = {MakeFile(1, "a", "z", 100)};
+  p.deeper_levels = {
+      {MakeFile(10, "b", "d", 10), MakeFile(11, "f", "f", 10), MakeFile(12, "k", "m", 10)},
+      {},
+      {MakeFile(20, "p", "r", 10)},
+  };
+  Compaction c(std::move(p), &icmp_);
+  for (const char* k : {"b", "c", "d", "f", "k", "l", "m", "p", "q", "r"}) {
+    EXPECT_FALSE(c.IsBaseLevelForKey(k)) << k;
+  }
+  for (const char* k : {"a", "da", "e", "ff", "g", "j", "n", "o", "s", "z", ""}) {
+    EXPECT_TRUE(c.IsBaseLevelForKey(k)) << k;
+  }
+  EXPECT_FALSE(c.IsBottommost());
+}
+
+TEST_F(CompactionTest, NoDeeperLevelsMeansEveryKeyIsBase) {
+  Compaction::Params p;
+  p.level = 5;
+  p.output_level = 6;
+  p.inputs[0] = {MakeFile(1, "a", "c", 100)};
+  Compaction c(std::move(p), &icmp_);
+  EXPECT_TRUE(c.IsBaseLevelForKey("b"));
+  EXPECT_TRUE(c.IsBottommost());
+}
+
+TEST_F(CompactionTest, BottommostLooksOnlyAtTheInputRange) {
+  Compaction::Params p;
+  p.level = 1;
+  p.output_level = 2;
+  p.inputs[0] = {MakeFile(1, "d", "f", 100)};
+  p.inputs[1] = {MakeFile(2, "c", "g", 100)};
+  p.deeper_levels = {{MakeFile(10, "a", "b", 10), MakeFile(11, "h", "i", 10)}};
+  Compaction c(p, &icmp_);
+  EXPECT_TRUE(c.IsBottommost());
+  // A deeper file touching the range at its end makes it not bottommost.
+  p.deeper_levels = {{MakeFile(10, "a", "b", 10), MakeFile(11, "g", "i", 10)}};
+  EXPECT_FALSE(Compaction(p, &icmp_).IsBottommost());
+  p.deeper_levels = {{}, {MakeFile(12, "a", "c", 10)}};
+  EXPECT_FALSE(Compaction(p, &icmp_).IsBottommost());
+}
+
+TEST_F(CompactionTest, SmallestLargestAndTotalBytesCoverBothInputLevels) {
+  Compaction::Params p;
+  p.level = 0;
+  p.output_level = 1;
+  p.reason = CompactionReason::kLevel0FileCount;
+  p.inputs[0] = {MakeFile(3, "c", "m", 1000, 30, 31), MakeFile(2, "b", "e", 2000, 20, 21)};
+  p.inputs[1] = {MakeFile(1, "b", "z", 1 << 20, 5, 6)};
+  Compaction c(std::move(p), &icmp_);
+  // Same user key "b": the higher sequence sorts first.
+  EXPECT_EQ(IKey("b", 20), c.smallest().Encode().ToString());
+  EXPECT_EQ(IKey("z", 6), c.largest().Encode().ToString());
+  EXPECT_EQ(3000u + (1u << 20), c.TotalInputBytes());
+  EXPECT_EQ("L0->L1 l0-file-count: 2+1 files, 1.0 MiB [b .. z]", c.DebugString());
+}
+
+TEST_F(CompactionTest, DebugStringEscapesBinaryKeys) {
+  Compaction::Params p;
+  p.level = 2;
+  p.output_level = 3;
+  p.reason = CompactionReason::kManual;
+  p.inputs[0] = {MakeFile(3, std::string("a\x01", 2), "b\\", 3 << 20)};
+  Compaction c(std::move(p), &icmp_);
+  EXPECT_EQ("L2->L3 manual: 1+0 files, 3.0 MiB [a\\x01 .. b\\x5c]", c.DebugString());
+}
+
+TEST_F(CompactionTest, ReasonNames) {
+  EXPECT_STREQ("l0-file-count", CompactionReasonName(CompactionReason::kLevel0FileCount));
+  EXPECT_STREQ("level-size", CompactionReasonName(CompactionReason::kLevelSize));
+  EXPECT_STREQ("manual", CompactionReasonName(CompactionReason::kManual));
+}
+
+TEST_F(CompactionTest, TrivialMove) {
+  Compaction::Params p;
+  p.level = 1;
+  p.output_level = 2;
+  p.inputs[0] = {MakeFile(1, "a", "c", 100)};
+  p.grandparents = {MakeFile(20, "a", "b", 60), MakeFile(21, "b1", "c", 40)};
+  p.max_grandparent_overlap_bytes = 100;
+  EXPECT_TRUE(Compaction(p, &icmp_).IsTrivialMove());
+  // Grandparent overlap above the limit.
+  p.max_grandparent_overlap_bytes = 99;
+  EXPECT_FALSE(Compaction(p, &icmp_).IsTrivialMove());
+  p.max_grandparent_overlap_bytes = 100;
+  // A file in the output level.
+  p.inputs[1] = {MakeFile(5, "b", "d", 10)};
+  EXPECT_FALSE(Compaction(p, &icmp_).IsTrivialMove());
+  p.inputs[1].clear();
+  // Two input files.
+  p.inputs[0].push_back(MakeFile(2, "d", "e", 100));
+  EXPECT_FALSE(Compaction(p, &icmp_).IsTrivialMove());
+  p.inputs[0].pop_back();
+  // Manual compactions rewrite.
+  p.reason = CompactionReason::kManual;
+  EXPECT_FALSE(Compaction(p, &icmp_).IsTrivialMove());
+}
+
+class OutputSplitterTest : public CompactionTest {
+ protected:
+  // A compaction with the given grandparents and limits.
+  std::unique_ptr<Compaction> Make(std::vector<FileMetaPtr> grandparents, uint64_t max_size,
+                                   uint64_t max_overlap) {
+    Compaction::Params p;
+    p.level = 1;
+    p.output_level = 2;
+    p.inputs[0] = {MakeFile(1, "a", "z", 100)};
+    p.grandparents = std::move(grandparents);
+    p.max_output_file_size = max_size;
+    p.max_grandparent_overlap_bytes = max_overlap;
+    return std::make_unique<Compaction>(std::move(p), &icmp_);
+  }
+};
+
+TEST_F(OutputSplitterTest, SizeRule) {
+  auto c = Make({}, 1000, 1 << 30);
+  OutputSplitter s(c.get());
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("a", 9), 0));
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("b", 9), 999));
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("c", 9), 1000));
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("d", 9), 10));
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("e", 9), 5000));
+}
+
+TEST_F(OutputSplitterTest, NeverSplitsVersionsOfOneUserKey) {
+  auto c = Make({}, 1000, 1 << 30);
+  OutputSplitter s(c.get());
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("a", 9), 0));
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("a", 8), 5000));
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("a", 7), 6000));
+  // The split happens at the next user key.
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("b", 9), 7000));
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("b", 3), 5000));
+}
+
+TEST_F(OutputSplitterTest, GrandparentRuleCountsSkippedFilesSinceTheOutputOpened) {
+  // Grandparents of 100 bytes each; more than 250 bytes of overlap splits.
+  auto c =
+      Make({MakeFile(10, "a", "b", 100), MakeFile(11, "c", "d", 100), MakeFile(12, "e", "f", 100),
+            MakeFile(13, "g", "h", 100), MakeFile(14, "i", "j", 100), MakeFile(15, "k", "l", 100),
+            MakeFile(16, "m", "n", 100)},
+           1 << 30, 250);
+  OutputSplitter s(c.get());
+  // The first key skips grandparents without counting them (LevelDB).
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("c1", 5), 0));  // skips 10: not counted
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("e1", 5), 1));  // skips 11: 100
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("g1", 5), 1));  // skips 12: 200
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("h", 5), 1));   // inside 13: 200
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("i1", 5), 1));   // skips 13: 300 > 250, reset
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("k1", 5), 1));  // skips 14: 100
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("m1", 5), 1));  // skips 15: 200
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("z", 5), 1));    // skips 16: 300
+}
+
+TEST_F(OutputSplitterTest, KeyEqualToGrandparentLargestDoesNotSkipIt) {
+  auto c = Make({MakeFile(10, "a", "b", 100), MakeFile(11, "c", "d", 100)}, 1 << 30, 50);
+  OutputSplitter s(c.get());
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("0", 5), 0));
+  // "b"@1 equals file 10's largest: not past it.
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("b", 1), 1));
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("b1", 1), 1));
+}
+
+TEST_F(OutputSplitterTest, SizeSplitResetsTheOverlapCount) {
+  auto c =
+      Make({MakeFile(10, "b", "b", 100), MakeFile(11, "d", "d", 100), MakeFile(12, "f", "f", 100)},
+           1000, 150);
+  OutputSplitter s(c.get());
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("a", 5), 0));
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("c", 5), 10));    // 100
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("c1", 5), 1000));  // size; overlap reset
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("e", 5), 10));    // 100 since the split
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("g", 5), 10));     // 200 > 150
+}
+
+TEST_F(OutputSplitterTest, SameUserKeyDefersAGrandparentSplit) {
+  auto c =
+      Make({MakeFile(10, "a", "a", 100, 1, 1), MakeFile(11, "b", "b", 100, 1, 1)}, 1 << 30, 50);
+  OutputSplitter s(c.get());
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("0", 5), 0));
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("a", 9), 1));  // before a@1: inside file 10
+  EXPECT_FALSE(s.ShouldStopBefore(IKey("a", 0), 1));  // skips 10 (100 > 50), but same user key
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("b", 9), 1));   // deferred split; reset
+  EXPECT_TRUE(s.ShouldStopBefore(IKey("c", 9), 1));   // skips 11: 100 > 50
+}
+
+}  // namespace
+}  // namespace accelkv
