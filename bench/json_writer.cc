@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace accelkv_bench {
 
@@ -68,8 +69,10 @@ JsonLine& JsonLine::Add(std::string_view name, double value) {
     body_ += "null";
     return *this;
   }
+  // The shortest of 15 or 17 significant digits that reads back exactly.
   char buf[40];
-  std::snprintf(buf, sizeof(buf), "%.10g", value);
+  std::snprintf(buf, sizeof(buf), "%.15g", value);
+  if (std::strtod(buf, nullptr) != value) std::snprintf(buf, sizeof(buf), "%.17g", value);
   body_ += buf;
   return *this;
 }
