@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Markdown summary of an accelkv-bench results file (JSON lines).
+
+usage: summary.py RESULTS.json ENV.json > SUMMARY.md
+
+RESULTS.json holds one object per workload run (accelkv-bench --json);
+ENV.json describes the machine and the command (bench/run_suite.sh writes
+it). Ratios are AccelKV over RocksDB and AccelKV over LevelDB: above 1 means
+AccelKV is higher (better for throughput, worse for latency, amplification
+and CPU). Standard library only, so it runs where matplotlib is missing.
+"""
+import json
+import sys
+
+
+def load_results(path):
+    rows = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                sys.exit(f"{path}:{n}: not JSON: {e}")
+    return rows
+
+
+def fmt(v, digits=2):
+    if v is None:
+        return "-"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "-"
+    return f"{a / b:.2f}"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    rows = load_results(sys.argv[1])
+    with open(sys.argv[2]) as f:
+        env = json.load(f)
+    engines = []
+    workloads = []
+    table = {}
+    for r in rows:
+        if r["engine"] not in engines:
+            engines.append(r["engine"])
+        if r["workload"] not in workloads:
+            workloads.append(r["workload"])
+        r["peak_rss_mib"] = r.get("peak_rss_bytes", 0) / 1048576.0
+        table[(r["engine"], r["workload"])] = r
+
+    out = []
+    out.append(f"# accelkv-bench results: {env.get('date', '?')} on {env.get('machine', '?')}")
+    out.append("")
+    out.append("## Machine")
+    out.append("")
+    for key in ("cpu", "cores", "memory", "disk", "gpu", "os", "kernel"):
+        if key in env:
+            out.append(f"- **{key}**: {env[key]}")
+    out.append("")
+    out.append("## Command")
+    out.append("")
+    out.append("```sh")
+    for cmd in env.get("commands", []):
+        out.append(cmd)
+    out.append("```")
+    out.append("")
+    if env.get("git"):
+        out.append(f"Source revision: `{env['git']}`.")
+        out.append("")
+    unverified = [r for r in rows if not r.get("verified")]
+    if unverified:
+        out.append("**VERIFICATION FAILED** for: " +
+                   ", ".join(f"{r['engine']} {r['workload']} ({r.get('error', '')})"
+                             for r in unverified))
+    else:
+        out.append(f"Every read of every run was verified ({len(rows)} workload runs).")
+    out.append("")
+    has_accel = "accelkv" in engines
+    if not has_accel:
+        out.append("AccelKV was not part of this run, so the ratio columns are empty.")
+        out.append("")
+
+    def metric_table(title, key, digits, note):
+        out.append(f"## {title}")
+        out.append("")
+        out.append(note)
+        out.append("")
+        head = ["workload"] + engines + ["AccelKV/RocksDB", "AccelKV/LevelDB"]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        for w in workloads:
+            vals = {e: table.get((e, w), {}).get(key) for e in engines}
+            cells = [w] + [fmt(vals[e], digits) for e in engines]
+            cells.append(ratio(vals.get("accelkv"), vals.get("rocksdb")))
+            cells.append(ratio(vals.get("accelkv"), vals.get("leveldb")))
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+
+    metric_table("Throughput (ops/s)", "ops_per_sec", 0, "Higher is better.")
+    metric_table("Latency p50 (us)", "lat_us_p50", 2, "Lower is better.")
+    metric_table("Latency p99 (us)", "lat_us_p99", 2, "Lower is better.")
+    metric_table("Latency p99.9 (us)", "lat_us_p999", 2, "Lower is better.")
+    metric_table("Write amplification", "write_amp", 2,
+                 "Bytes the process wrote to storage (/proc/self/io write_bytes, including the "
+                 "compaction the workload left behind) over key+value bytes written. Lower is "
+                 "better; '-' for read-only workloads.")
+    metric_table("Space amplification", "space_amp", 2,
+                 "Database directory bytes over live key+value bytes after the workload. "
+                 "Lower is better.")
+    metric_table("CPU seconds per million operations", "cpu_sec_per_mop", 2,
+                 "User+system CPU of the process (stress threads excluded). Lower is better.")
+    metric_table("Peak RSS (MiB)", "peak_rss_mib", 1, "Peak resident memory during the workload.")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
