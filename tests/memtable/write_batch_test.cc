@@ -203,23 +203,23 @@ TEST(WriteBatchTest, SetContentsRoundTrip) {
 }
 
 // Expects Corruption from both Iterate (with no handler call) and InsertInto
-// (with nothing inserted).
-void ExpectCorrupt(const std::string& contents, const std::string& what) {
+// into mem (with nothing inserted: mem stays empty).
+void ExpectCorrupt(MemTable* mem, const std::string& contents, const std::string& what) {
   WriteBatch b;
   ASSERT_TRUE(WriteBatchInternal::SetContents(&b, contents).ok()) << what;
   Recorder r;
   Status s = b.Iterate(&r);
   EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
   EXPECT_EQ("", r.ops) << what;
-  MemTableRef mem;
-  const size_t usage = mem.get()->ApproximateMemoryUsage();
-  s = WriteBatchInternal::InsertInto(&b, mem.get());
+  const size_t usage = mem->ApproximateMemoryUsage();
+  s = WriteBatchInternal::InsertInto(&b, mem);
   EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
-  EXPECT_EQ(0u, mem.get()->NumEntries()) << what;
-  EXPECT_EQ(usage, mem.get()->ApproximateMemoryUsage()) << what;
+  EXPECT_EQ(0u, mem->NumEntries()) << what;
+  EXPECT_EQ(usage, mem->ApproximateMemoryUsage()) << what;
 }
 
 TEST(WriteBatchTest, EveryTruncationIsCorruption) {
+  MemTableRef mem;
   WriteBatch b;
   b.Put("first", "value one");
   b.Delete("second");
@@ -232,51 +232,53 @@ TEST(WriteBatchTest, EveryTruncationIsCorruption) {
   // Every strict prefix that still holds the header: either a record is cut
   // short, or the records end early and the count does not match.
   for (size_t n = WriteBatchInternal::kHeaderSize; n < rep.size(); n++) {
-    ExpectCorrupt(rep.substr(0, n), "truncated to " + std::to_string(n));
+    ExpectCorrupt(mem.get(), rep.substr(0, n), "truncated to " + std::to_string(n));
   }
 }
 
 TEST(WriteBatchTest, CountMismatchIsCorruption) {
+  MemTableRef mem;
   WriteBatch b;
   b.Put("a", "1");
   b.Put("b", "2");
   for (uint32_t count : {0u, 1u, 3u, 0xffffffffu}) {
     WriteBatch c = b;
     WriteBatchInternal::SetCount(&c, count);
-    ExpectCorrupt(c.Rep(), "count " + std::to_string(count));
+    ExpectCorrupt(mem.get(), c.Rep(), "count " + std::to_string(count));
   }
   // A header claiming records but none present.
   WriteBatch empty;
   WriteBatchInternal::SetCount(&empty, 1);
-  ExpectCorrupt(empty.Rep(), "count 1, no records");
+  ExpectCorrupt(mem.get(), empty.Rep(), "count 1, no records");
 }
 
 TEST(WriteBatchTest, BadTagAndBadVarintAreCorruption) {
+  MemTableRef mem;
   WriteBatch b;
   b.Put("a", "1");
   std::string rep = b.Rep();
   for (unsigned tag : {0x2u, 0x7fu, 0xffu}) {
     std::string bad = rep;
     bad[WriteBatchInternal::kHeaderSize] = static_cast<char>(tag);
-    ExpectCorrupt(bad, "tag " + std::to_string(tag));
+    ExpectCorrupt(mem.get(), bad, "tag " + std::to_string(tag));
   }
   // A key length varint that never ends / overflows 32 bits.
   std::string bad = rep.substr(0, WriteBatchInternal::kHeaderSize);
   bad.push_back(static_cast<char>(ValueType::kValue));
   bad.append("\xff\xff\xff\xff\x7f", 5);
   bad.append("xx");
-  ExpectCorrupt(bad, "overlong varint");
+  ExpectCorrupt(mem.get(), bad, "overlong varint");
   // A key length beyond the end.
   bad = rep.substr(0, WriteBatchInternal::kHeaderSize);
   bad.push_back(static_cast<char>(ValueType::kDeletion));
   bad.append(
       "\x05"
       "abc");
-  ExpectCorrupt(bad, "key past the end");
+  ExpectCorrupt(mem.get(), bad, "key past the end");
   // A good record followed by garbage: nothing of the good one is applied.
   bad = rep;
   bad.push_back('\x09');
-  ExpectCorrupt(bad, "trailing garbage");
+  ExpectCorrupt(mem.get(), bad, "trailing garbage");
 }
 
 TEST(WriteBatchTest, SequenceOverflowIsCorruption) {
@@ -318,6 +320,10 @@ TEST(WriteBatchTest, RandomBytesNeverCrash) {
     }
   }
   int accepted = 0;
+  // One memtable for all: each batch gets fresh sequences, so accepted
+  // entries never collide, and rejected batches must add nothing.
+  MemTableRef mem;
+  SequenceNumber next_sequence = 1;
   for (int iter = 0; iter < 4000; iter++) {
     std::string contents;
     if (iter % 2 == 0) {
@@ -332,22 +338,23 @@ TEST(WriteBatchTest, RandomBytesNeverCrash) {
       if (rnd.OneIn(4))
         contents.resize(WriteBatchInternal::kHeaderSize + rnd.Uniform(contents.size() - 11));
     }
-    // Keep sequences in range so well-formed batches are accepted.
-    EncodeFixed64(contents.data(), rnd.Uniform(1000));
+    // Fresh, in-range sequences, so well-formed batches are accepted.
+    EncodeFixed64(contents.data(), next_sequence);
     WriteBatch b;
     ASSERT_TRUE(WriteBatchInternal::SetContents(&b, contents).ok());
     Recorder r;
     const Status iterate = b.Iterate(&r);
-    MemTableRef mem;
+    const uint64_t entries_before = mem.get()->NumEntries();
     const Status insert = WriteBatchInternal::InsertInto(&b, mem.get());
     ASSERT_EQ(iterate.ok(), insert.ok()) << iterate.ToString() << " / " << insert.ToString();
     if (insert.ok()) {
       accepted++;
-      EXPECT_EQ(b.Count(), mem.get()->NumEntries());
+      ASSERT_EQ(entries_before + b.Count(), mem.get()->NumEntries());
+      next_sequence += b.Count();
     } else {
       EXPECT_TRUE(insert.IsCorruption()) << insert.ToString();
       EXPECT_EQ("", r.ops);
-      EXPECT_EQ(0u, mem.get()->NumEntries());
+      ASSERT_EQ(entries_before, mem.get()->NumEntries());
     }
   }
   // Flips in values or in the sequence keep a batch valid.
