@@ -63,6 +63,7 @@ DBImpl::DBImpl(const Options& raw_options, const std::string& dbname)
                                               std::max(options_.max_open_files - 10, 10));
   versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
                                            &internal_comparator_);
+  picker_ = std::make_unique<CompactionPicker>(&options_, &internal_comparator_);
   cpu_executor_ = std::make_unique<CpuCompactionExecutor>();
   flush_pool_ = std::make_unique<ThreadPool>(1);
   compaction_pool_ = std::make_unique<ThreadPool>(std::max(1, options_.max_background_jobs - 1));

@@ -28,6 +28,7 @@
 #include "accelkv/env.h"
 #include "compaction/compaction.h"
 #include "compaction/compaction_executor.h"
+#include "compaction/compaction_picker.h"
 #include "db/db_stats.h"
 #include "db/snapshot.h"
 #include "memtable/memtable.h"
@@ -93,8 +94,8 @@ class DBImpl final : public DB {
   void BackgroundCompaction(std::unique_ptr<Compaction> c);
   Status FlushMemTable(MemTable* mem, uint64_t next_log_number,
                        std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
-  Status WriteLevel0Table(MemTable* mem, VersionEdit* edit, std::unique_lock<std::mutex>& lock)
-      REQUIRES(mu_);
+  Status WriteLevel0Table(MemTable* mem, VersionEdit* edit, uint64_t* file_number,
+                          std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
   Status RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
   // LogAndApply, one at a time (flushes and compactions install concurrently).
   Status ApplyEdit(VersionEdit* edit, std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
@@ -105,6 +106,7 @@ class DBImpl final : public DB {
                                                    const InternalKey* end) REQUIRES(mu_);
   void RegisterRunningCompaction(Compaction* c) REQUIRES(mu_);
   void UnregisterRunningCompaction(Compaction* c) REQUIRES(mu_);
+  std::vector<const Compaction*> RunningCompactions() const REQUIRES(mu_);
   void RecordBackgroundError(const Status& s) REQUIRES(mu_);
   void RemoveObsoleteFiles() REQUIRES(mu_);
   Status WaitForBackgroundWorkLocked(std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
@@ -160,6 +162,7 @@ class DBImpl final : public DB {
   Status bg_error_ GUARDED_BY(mu_);
   DBStats stats_ GUARDED_BY(mu_);
 
+  std::unique_ptr<CompactionPicker> picker_;
   std::unique_ptr<CompactionExecutor> cpu_executor_;
   // Declared last: destroyed first, so jobs never outlive what they use.
   // Flushes get their own thread so a long compaction never delays them.

@@ -49,7 +49,8 @@ void DBImpl::BackgroundFlush() {
 Status DBImpl::FlushMemTable(MemTable* mem, uint64_t next_log_number,
                              std::unique_lock<std::mutex>& lock) {
   VersionEdit edit;
-  Status s = WriteLevel0Table(mem, &edit, lock);
+  uint64_t file_number = 0;
+  Status s = WriteLevel0Table(mem, &edit, &file_number, lock);
   if (s.ok() && shutting_down_.load()) {
     // Nothing is lost: the WAL still holds the memtable's data.
     s = Status::Aborted("database is closing");
@@ -58,15 +59,19 @@ Status DBImpl::FlushMemTable(MemTable* mem, uint64_t next_log_number,
     edit.SetLogNumber(next_log_number);  // earlier logs are no longer needed
     s = ApplyEdit(&edit, lock);
   }
+  // The table stays pending until its version is installed: ApplyEdit drops
+  // mu_, and a RemoveObsoleteFiles meanwhile must not delete it.
+  pending_outputs_.erase(file_number);
   return s;
 }
 
-Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit,
+Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit, uint64_t* file_number,
                                 std::unique_lock<std::mutex>& lock) {
   const uint64_t start = env_->NowMicros();
   FileMetaData meta;
   meta.number = versions_->NewFileNumber();
   pending_outputs_.insert(meta.number);
+  *file_number = meta.number;  // the caller erases it from pending_outputs_
   std::unique_ptr<Iterator> iter(mem->NewIterator());
   Status s;
   {
@@ -74,7 +79,6 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit,
     s = BuildTable(dbname_, env_, table_options_, iter.get(), &meta);
     lock.lock();
   }
-  pending_outputs_.erase(meta.number);
   if (s.ok() && meta.file_size > 0) {
     edit->AddFile(0, meta);
     stats_.flushes++;
@@ -148,6 +152,11 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
       for (const FileMetaPtr& f : c->inputs(which)) edit.RemoveFile(c->level() + which, f->number);
     }
     for (const FileMetaData& out : result.outputs) edit.AddFile(c->output_level(), out);
+    if (c->reason() != CompactionReason::kManual) {
+      InternalKey pointer;
+      pointer.DecodeFrom(CompactionPicker::NextCompactPointer(*c));
+      edit.SetCompactPointer(c->level(), pointer);
+    }
     s = ApplyEdit(&edit, lock);
   }
   for (uint64_t n : allocated) pending_outputs_.erase(n);

@@ -1,5 +1,6 @@
 // DBImpl::GetProperty: stats as text and JSON.
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 
 #include "db/db_impl.h"

@@ -148,7 +148,10 @@ Status DBImpl::MakeRoomForWrite(bool force, std::unique_lock<std::mutex>& lock) 
       allow_delay = false;
       continue;
     }
-    if (!force && mem_->ApproximateMemoryUsage() <= options_.write_buffer_size) {
+    // An empty memtable always has room: its arena's first block alone may
+    // exceed a small write_buffer_size, and switching it would loop forever.
+    if (!force && (mem_->NumEntries() == 0 ||
+                   mem_->ApproximateMemoryUsage() <= options_.write_buffer_size)) {
       return Status::OK();  // room in the current memtable
     }
     if (force && mem_->NumEntries() == 0) {

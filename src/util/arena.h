@@ -32,7 +32,7 @@ class Arena {
   size_t MemoryUsage() const { return memory_usage_.load(std::memory_order_relaxed); }
 
  private:
-  static constexpr size_t kBlockSize = 64 * 1024;
+  static constexpr size_t kBlockSize = 4096;
   char* AllocateFallback(size_t bytes);
   char* AllocateNewBlock(size_t block_bytes);
 
