@@ -93,7 +93,15 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit, uint64_t* file
 Status DBImpl::ApplyEdit(VersionEdit* edit, std::unique_lock<std::mutex>& lock) {
   manifest_cv_.wait(lock, [this] { return !manifest_busy_; });
   manifest_busy_ = true;
-  Status s = versions_->LogAndApply(edit, &mu_);
+  Status s;
+  if (!edit->new_files().empty()) {
+    // The new tables' directory entries must be durable before the MANIFEST
+    // names them (and before their inputs or WALs are deleted).
+    lock.unlock();
+    s = env_->SyncDir(dbname_);
+    lock.lock();
+  }
+  if (s.ok()) s = versions_->LogAndApply(edit, &mu_);
   manifest_busy_ = false;
   manifest_cv_.notify_one();
   return s;

@@ -181,6 +181,9 @@ Status DBImpl::SwitchMemtable() {
   const uint64_t new_log_number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> lfile;
   Status s = env_->NewWritableFile(LogFileName(dbname_, new_log_number), &lfile);
+  // The new WAL's directory entry must be durable, or synced writes to it
+  // would vanish with it after a power loss.
+  if (s.ok()) s = env_->SyncDir(dbname_);
   if (!s.ok()) {
     versions_->ReuseFileNumber(new_log_number);
     return s;
