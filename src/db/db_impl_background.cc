@@ -32,7 +32,8 @@ void DBImpl::BackgroundFlush() {
     const uint64_t next_log = imm_.size() > 1 ? imm_[1].log_number : logfile_number_;
     Status s = FlushMemTable(oldest.mem, next_log, lock);
     if (!s.ok()) {
-      RecordBackgroundError(s);
+      // A flush cut short by Close is no error: the WAL still has the data.
+      if (!shutting_down_.load()) RecordBackgroundError(s);
       break;
     }
     imm_.pop_front();
@@ -155,6 +156,7 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
   lock.lock();
 
   if (s.ok() && shutting_down_.load()) s = Status::Aborted("database is closing");
+  bool outputs_may_be_named = false;
   if (s.ok()) {
     for (int which = 0; which < 2; which++) {
       for (const FileMetaPtr& f : c->inputs(which)) edit.RemoveFile(c->level() + which, f->number);
@@ -166,6 +168,9 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
       edit.SetCompactPointer(c->level(), pointer);
     }
     s = ApplyEdit(&edit, lock);
+    // A failed ApplyEdit may still have left the edit in the MANIFEST (an
+    // append whose sync failed): its outputs must stay on disk.
+    outputs_may_be_named = true;
   }
   for (uint64_t n : allocated) pending_outputs_.erase(n);
   if (s.ok()) {
@@ -185,7 +190,7 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
     es.micros += env_->NowMicros() - start;
     es.cpu_seconds += result.cpu_seconds;
     for (const auto& [stage, micros] : result.stage_micros) es.stage_micros[stage] += micros;
-  } else {
+  } else if (!outputs_may_be_named) {
     // Outputs of a failed job never reach a version; remove them now.
     for (const FileMetaData& f : result.outputs) env_->RemoveFile(TableFileName(dbname_, f.number));
   }

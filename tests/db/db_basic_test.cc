@@ -294,8 +294,11 @@ TEST_F(DBIteratorBasicTest, DirectionChanges) {
 
 TEST_F(DBIteratorBasicTest, Bounds) {
   Fill();
-  const Slice lower = KeyOf(10, 2);
-  const Slice upper = KeyOf(20, 2);
+  // The bounds must outlive the iterator: keep the strings, not temporaries.
+  const std::string lower_key = KeyOf(10, 2);
+  const std::string upper_key = KeyOf(20, 2);
+  const Slice lower = lower_key;
+  const Slice upper = upper_key;
   ReadOptions ro;
   ro.iterate_lower_bound = &lower;
   ro.iterate_upper_bound = &upper;
