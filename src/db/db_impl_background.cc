@@ -103,6 +103,9 @@ Status DBImpl::ApplyEdit(VersionEdit* edit, std::unique_lock<std::mutex>& lock) 
     lock.lock();
   }
   if (s.ok()) s = versions_->LogAndApply(edit, &mu_);
+  // The MANIFEST may now hold the edit or not: sticky, so that no file it may
+  // name is deleted as obsolete and no later edit builds on a guess.
+  if (!s.ok()) RecordBackgroundError(s);
   manifest_busy_ = false;
   manifest_cv_.notify_one();
   return s;
