@@ -73,12 +73,12 @@ Status DBImpl::OpenImpl() {
   mem_ = new MemTable(internal_comparator_);
   mem_->Ref();
 
+  // The new WAL's directory entry must be durable before the MANIFEST names
+  // it and before a synced write to it is acknowledged.
+  s = env_->SyncDir(dbname_);
+  if (!s.ok()) return s;
   edit.SetLogNumber(logfile_number_);
   s = ApplyEdit(&edit, lock);
-  if (!s.ok()) return s;
-  // The new WAL's directory entry must be durable before a synced write to it
-  // is acknowledged.
-  s = env_->SyncDir(dbname_);
   if (!s.ok()) return s;
   RemoveObsoleteFiles();
   MaybeScheduleWork();
@@ -107,6 +107,14 @@ Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
   if (!expected.empty()) {
     return Status::Corruption("missing table files, e.g. " +
                               TableFileName(dbname_, *expected.begin()));
+  }
+  // The WAL the MANIFEST names is deleted only after a later edit (naming a
+  // newer WAL) is synced, so it always exists. If it does not, the MANIFEST
+  // lost synced edits (truncated or damaged): opening the older state would
+  // silently drop the data of tables and WALs those edits covered.
+  if (min_log != 0 && std::find(logs.begin(), logs.end(), min_log) == logs.end()) {
+    return Status::Corruption("MANIFEST names a missing WAL, so edits were lost",
+                              LogFileName(dbname_, min_log));
   }
 
   std::sort(logs.begin(), logs.end());
