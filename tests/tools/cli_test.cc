@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "testutil/test_util.h"
+#include "tools/cli_format.h"
 #include "tools/cli_test_util.h"
 #include "tools/load_workload.h"
 
@@ -153,7 +154,7 @@ TEST_F(CliTest, LoadWritesAndVerifiesEveryKey) {
     w.Value(i, &value);
     const CliResult g = Run({"get", key});
     EXPECT_EQ(0, g.code) << g.err;
-    EXPECT_EQ(value + "\n", g.out) << key;  // printable: no escapes
+    EXPECT_EQ(cli::EscapeBytes(value) + "\n", g.out) << key;  // printable but '\' escaped
   }
   const CliResult s = Run({"scan", "--limit", "3"});
   EXPECT_EQ(0u, s.out.find("000000000000 => ")) << s.out;
