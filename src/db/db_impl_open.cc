@@ -10,6 +10,7 @@
 #include "db/db_impl.h"
 #include "memtable/write_batch_internal.h"
 #include "util/filename.h"
+#include "version/current_file.h"
 #include "wal/log_reader.h"
 
 namespace accelkv {

@@ -13,7 +13,15 @@
 
 namespace accelkv {
 
-enum class FileType { kLogFile, kLockFile, kTableFile, kDescriptorFile, kCurrentFile, kTempFile, kInfoLogFile };
+enum class FileType {
+  kLogFile,
+  kLockFile,
+  kTableFile,
+  kDescriptorFile,
+  kCurrentFile,
+  kTempFile,
+  kInfoLogFile
+};
 
 std::string LogFileName(const std::string& dbname, uint64_t number);
 std::string TableFileName(const std::string& dbname, uint64_t number);
@@ -25,9 +33,5 @@ std::string InfoLogFileName(const std::string& dbname);
 
 // Parses a file name (not a path). False if it is not one of ours.
 bool ParseFileName(const std::string& filename, uint64_t* number, FileType* type);
-
-// Points CURRENT at MANIFEST-<descriptor_number>: writes a temp file, syncs
-// it, renames it over CURRENT and syncs the directory.
-Status SetCurrentFile(Env* env, const std::string& dbname, uint64_t descriptor_number);
 
 }  // namespace accelkv

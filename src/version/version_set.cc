@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/filename.h"
+#include "version/current_file.h"
 #include "version/version_builder.h"
 #include "wal/log_reader.h"
 

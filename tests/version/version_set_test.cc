@@ -15,6 +15,7 @@
 #include "env/fault_injection_env.h"
 #include "testutil/test_util.h"
 #include "util/filename.h"
+#include "version/current_file.h"
 #include "wal/log_writer.h"
 
 namespace accelkv {
