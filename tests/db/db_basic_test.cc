@@ -445,13 +445,15 @@ TEST_F(DBBasicTest, PartialCompactRange) {
   for (int i = 500; i < 600; i++) Put(KeyOf(i), "b" + std::to_string(i));
   FlushDB();
   ASSERT_EQ(2, test::NumFilesAtLevel(db_.get(), 0));
-  const Slice begin = KeyOf(10);
-  const Slice end = KeyOf(20);
+  const std::string begin_key = KeyOf(10), end_key = KeyOf(20);
+  const Slice begin = begin_key;
+  const Slice end = end_key;
   ASSERT_TRUE(db_->CompactRange(&begin, &end).ok());
   // Only the file overlapping [begin, end] left level 0.
   EXPECT_EQ(1, test::NumFilesAtLevel(db_.get(), 0));
   EXPECT_GE(test::NumFilesBelowLevel0(db_.get(), options_.num_levels), 1);
-  const Slice b2 = KeyOf(550);
+  const std::string b2_key = KeyOf(550);
+  const Slice b2 = b2_key;
   ASSERT_TRUE(db_->CompactRange(&b2, nullptr).ok());
   EXPECT_EQ(0, test::NumFilesAtLevel(db_.get(), 0));
   std::map<std::string, std::string> all;
