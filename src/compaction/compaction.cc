@@ -77,10 +77,12 @@ Compaction::Compaction(Params params, const InternalKeyComparator* icmp)
 
 bool Compaction::IsTrivialMove() const {
   if (p_.reason == CompactionReason::kManual) return false;
-  if (num_input_files(0) != 1 || num_input_files(1) != 0) return false;
+  if (num_input_files(0) == 0 || num_input_files(1) != 0) return false;
+  // Level 0 files overlap one another: only one moves at a time.
+  if (p_.level == 0 && num_input_files(0) != 1) return false;
   uint64_t overlap = 0;
   for (const FileMetaPtr& f : p_.grandparents) overlap += f->file_size;
-  return overlap <= p_.max_grandparent_overlap_bytes;
+  return overlap <= p_.max_grandparent_overlap_bytes * num_input_files(0);
 }
 
 bool Compaction::IsBaseLevelForKey(const Slice& user_key) const {

@@ -56,9 +56,11 @@ class Compaction {
   uint64_t max_grandparent_overlap_bytes() const { return p_.max_grandparent_overlap_bytes; }
   const InternalKeyComparator* internal_comparator() const { return icmp_; }
 
-  // One input file moved to the next level unchanged (LevelDB's rule): exactly
-  // one input file at level(), none at output_level(), and the grandparent
-  // files overlapping it total <= max_grandparent_overlap_bytes. A manual
+  // Input files moved to the next level unchanged (LevelDB's rule, grown to
+  // several files as RocksDB does): at least one input file at level() (exactly
+  // one at level 0, whose files overlap), none at output_level(), and the
+  // grandparent files overlapping them total <= max_grandparent_overlap_bytes
+  // per moved file. A manual
   // compaction is never a trivial move: CompactRange asks for the data to be
   // rewritten (obsolete versions and tombstones dropped).
   bool IsTrivialMove() const;

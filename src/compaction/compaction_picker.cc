@@ -121,15 +121,64 @@ std::unique_ptr<Compaction> CompactionPicker::PickLevelN(
                                });
     start = it == files.end() ? 0 : static_cast<size_t>(it - files.begin());
   }
+  // Candidates in round-robin order from the compact pointer, ordered by
+  // how many bytes of level + 1 they would rewrite per byte they push down
+  // (RocksDB's kMinOverlappingRatio): a file with no overlap below (a
+  // trivial move) comes first, and an L1 that outgrew its target drains
+  // into L2 without rewriting it. Ties keep the round-robin order.
   const std::unordered_set<uint64_t> busy = BusyFiles(running);
+  const int output_level = level + 1;
+  std::vector<std::pair<double, size_t>> order;  // (overlap ratio, round-robin rank)
+  order.reserve(files.size());
   for (size_t k = 0; k < files.size(); k++) {
     const FileMetaPtr& f = files[(start + k) % files.size()];
     if (busy.count(f->number) > 0) continue;
+    const uint64_t below =
+        TotalFileSize(Overlapping(version, output_level, f->smallest, f->largest));
+    order.emplace_back(
+        static_cast<double>(below) / static_cast<double>(std::max<uint64_t>(f->file_size, 1)), k);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [ratio, k] : order) {
+    const size_t index = (start + k) % files.size();
     std::unique_ptr<Compaction> c =
-        SetupCompaction(version, level, {f}, CompactionReason::kLevelSize, running);
+        SetupCompaction(version, level, {files[index]}, CompactionReason::kLevelSize, running);
+    if (c && c->IsTrivialMove())
+      c = ExtendTrivialMove(version, level, index, std::move(c), busy, running);
     if (c) return c;
   }
   return nullptr;
+}
+
+std::unique_ptr<Compaction> CompactionPicker::ExtendTrivialMove(
+    const Version& version, int level, size_t index, std::unique_ptr<Compaction> c,
+    const std::unordered_set<uint64_t>& busy, const std::vector<const Compaction*>& running) const {
+  const LevelFiles& files = version.files(level);
+  const uint64_t limit = 25 * options_->target_file_size;
+  uint64_t total = files[index]->file_size;
+  size_t first = index;
+  size_t last = index;
+  // A neighbour joins when it is free, the bytes stay under the limit and
+  // the grown key range still has nothing in the output level (files of a
+  // level >= 1 are disjoint, but the gap between two may hold one below).
+  auto joins = [&](size_t lo, size_t hi, size_t added) {
+    if (busy.count(files[added]->number) > 0) return false;
+    if (total + files[added]->file_size > limit) return false;
+    return Overlapping(version, level + 1, files[lo]->smallest, files[hi]->largest).empty();
+  };
+  while (last + 1 < files.size() && joins(first, last + 1, last + 1)) {
+    total += files[++last]->file_size;
+  }
+  while (first > 0 && joins(first - 1, last, first - 1)) {
+    total += files[--first]->file_size;
+  }
+  if (first == last) return c;
+  std::vector<FileMetaPtr> inputs(files.begin() + static_cast<std::ptrdiff_t>(first),
+                                  files.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  std::unique_ptr<Compaction> grown =
+      SetupCompaction(version, level, std::move(inputs), CompactionReason::kLevelSize, running);
+  return grown && grown->IsTrivialMove() ? std::move(grown) : std::move(c);
 }
 
 std::unique_ptr<Compaction> CompactionPicker::SetupCompaction(

@@ -9,9 +9,11 @@
 //   plus the overlapping files of L1; if that set conflicts, the same from
 //   the next oldest L0 file not yet in a tried set. Only one L0 compaction
 //   runs at a time.
-// - Level n >= 1: the first free file after the level's compact pointer
-//   (the first file whose largest key is > the pointer, wrapping around:
-//   round robin), plus the overlapping files of level n+1; the input set of
+// - Level n >= 1: the free file with the smallest overlap ratio (bytes of
+//   the level n+1 files overlapping it / its own size; RocksDB's
+//   kMinOverlappingRatio), ties broken round robin from the level's compact
+//   pointer (the first file whose largest key is > the pointer, wrapping
+//   around), plus the overlapping files of level n+1; the input set of
 //   level n is then grown (LevelDB's expansion: once, to every level-n file
 //   overlapping the whole input range) when that does not pull in more level
 //   n+1 files and the grown inputs stay under 25 * target_file_size. The
@@ -27,8 +29,10 @@
 //   compaction into the same level, or when it is an L0 compaction and one is
 //   running, so several compactions run at once without conflicting. The
 //   picker then tries the next candidate file, then the next level.
-// - A single input file with no overlap in the output level and small
-//   grandparent overlap is a trivial move (Compaction::IsTrivialMove).
+// - Input files with no overlap in the output level and small grandparent
+//   overlap (Compaction::IsTrivialMove) are a trivial move; a move out of
+//   level n >= 1 grows over free neighbouring files whose range keeps no
+//   overlap below, up to 25 * target_file_size (ExtendTrivialMove).
 //
 // Thread safety: stateless apart from its constant options; callers hold
 // whatever lock protects the Version they pass.
@@ -36,6 +40,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "accelkv/options.h"
@@ -84,6 +89,15 @@ class CompactionPicker {
   std::unique_ptr<Compaction> PickLevelN(const Version& version, int level,
                                          const std::vector<const Compaction*>& running,
                                          const std::string& compact_pointer) const;
+  // c is a trivial move of files(level)[index]: grows it over neighbouring
+  // files of the level (RocksDB's TryExtendNonL0TrivialMove) while they are
+  // free, the key range keeps no file in level + 1 and the moved bytes stay
+  // under 25 * target_file_size, so an L1 that outgrew its target drains
+  // into an empty L2 in one edit. Returns c itself when nothing joins.
+  std::unique_ptr<Compaction> ExtendTrivialMove(
+      const Version& version, int level, size_t index, std::unique_ptr<Compaction> c,
+      const std::unordered_set<uint64_t>& busy,
+      const std::vector<const Compaction*>& running) const;
   // Completes inputs0 of `level` into a compaction (level + 1 inputs,
   // expansion, grandparents, deeper levels); nullptr if it conflicts with
   // `running`.

@@ -21,7 +21,8 @@ void DBImpl::MaybeScheduleWork() {
     RegisterRunningCompaction(c.get());
     compactions_running_++;
     Compaction* raw = c.release();
-    compaction_pool_->Schedule([this, raw] { BackgroundCompaction(std::unique_ptr<Compaction>(raw)); });
+    compaction_pool_->Schedule(
+        [this, raw] { BackgroundCompaction(std::unique_ptr<Compaction>(raw)); });
   }
 }
 
@@ -127,9 +128,10 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
   VersionEdit edit;
   LevelCompactionStats& lstats = stats_.levels[c->output_level()];
   if (c->IsTrivialMove()) {
-    const FileMetaPtr& f = c->input(0, 0);
-    edit.RemoveFile(c->level(), f->number);
-    edit.AddFile(c->output_level(), *f);
+    for (const FileMetaPtr& f : c->inputs(0)) {
+      edit.RemoveFile(c->level(), f->number);
+      edit.AddFile(c->output_level(), *f);
+    }
     Status s = ApplyEdit(&edit, lock);
     if (s.ok()) stats_.trivial_moves++;
     return s;
@@ -241,7 +243,8 @@ void DBImpl::RemoveObsoleteFiles() {
 Status DBImpl::WaitForBackgroundWorkLocked(std::unique_lock<std::mutex>& lock) {
   while (bg_error_.ok() && (flush_scheduled_ || compactions_running_ > 0 || !imm_.empty())) {
     MaybeScheduleWork();
-    if (!flush_scheduled_ && compactions_running_ == 0 && !imm_.empty() && shutting_down_.load()) break;
+    if (!flush_scheduled_ && compactions_running_ == 0 && !imm_.empty() && shutting_down_.load())
+      break;
     bg_cv_.wait(lock);
   }
   return bg_error_;

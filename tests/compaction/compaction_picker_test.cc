@@ -182,7 +182,7 @@ TEST_F(CompactionPickerTest, Table) {
       {"l1 trivial move",
        {{1, 20, "a", "b", 6 << 10}, {1, 21, "c", "d", 6 << 10}, {3, 40, "a", "b", 10 << 10}},
        {},
-       "L1->L2 level-size: 20 +  gp=40 trivial"},
+       "L1->L2 level-size: 20,21 +  gp=40 trivial"},
       {"l1 no trivial move over big grandparents",
        {{1, 20, "a", "b", 6 << 10}, {1, 21, "c", "d", 6 << 10}, {3, 40, "a", "b", 11 << 10}},
        {},
@@ -196,7 +196,7 @@ TEST_F(CompactionPickerTest, Table) {
         {1, 20, "a", "b", 12 << 10},
         {1, 21, "c", "d", 12 << 10}},
        {},
-       "L1->L2 level-size: 20 +  trivial"},
+       "L1->L2 level-size: 20,21 +  trivial"},
       {"the highest score first: L0 (2) over L1 (1.2)",
        {{0, 1, "a", "b", 10},
         {0, 2, "a", "b", 10},
@@ -211,9 +211,46 @@ TEST_F(CompactionPickerTest, Table) {
        {},
        "L0->L1 l0-file-count: 1,2,3,4,5,6,7,8 + 20"},
       {"l2 over its target (100 MiB)",
-       {{2, 30, "a", "b", 60 << 10}, {2, 31, "c", "d", 60 << 10}, {3, 40, "c", "c", 10}},
+       {{2, 30, "a", "b", 60 << 10},
+        {2, 31, "c", "d", 60 << 10},
+        {3, 40, "c", "c", 10},
+        {3, 41, "a", "a", 10}},
        {{2, "b"}},
        "L2->L3 level-size: 31 + 40"},
+      {"min overlap ratio: the file with no overlap below moves first, whatever the pointer",
+       {{1, 20, "a", "b", 6 << 10},
+        {1, 21, "c", "d", 6 << 10},
+        {1, 22, "e", "f", 6 << 10},
+        {2, 30, "a", "a", 1 << 10},
+        {2, 31, "e", "e", 1 << 10}},
+       {{1, "f"}},
+       "L1->L2 level-size: 21 +  trivial"},
+      {"a trivial move grows over neighbours with nothing below their range",
+       {{1, 20, "a", "b", 6 << 10},
+        {1, 21, "c", "d", 6 << 10},
+        {1, 22, "e", "f", 6 << 10},
+        {1, 23, "g", "h", 6 << 10},
+        {2, 30, "e", "e", 1 << 10}},
+       {},
+       "L1->L2 level-size: 20,21 +  trivial"},
+      {"a trivial move does not grow over a gap holding a file below",
+       {{1, 20, "a", "b", 6 << 10}, {1, 21, "e", "f", 6 << 10}, {2, 30, "c", "c", 1 << 10}},
+       {},
+       "L1->L2 level-size: 20 +  trivial"},
+      {"a trivial move grows up to 25 target files",
+       {{1, 20, "a", "b", 10 << 10},
+        {1, 21, "c", "d", 10 << 10},
+        {1, 22, "e", "f", 10 << 10},
+        {2, 30, "x", "x", 1 << 10}},
+       {},
+       "L1->L2 level-size: 20,21 +  trivial"},
+      {"min overlap ratio: fewer bytes below per byte pushed down wins",
+       {{1, 20, "a", "b", 6 << 10},
+        {1, 21, "c", "d", 6 << 10},
+        {2, 30, "a", "a", 4 << 10},
+        {2, 31, "c", "c", 1 << 10}},
+       {},
+       "L1->L2 level-size: 21 + 31"},
       {"the last level is never compacted by score", {{6, 60, "a", "z", 100 << 20}}, {}, "none"},
   };
   for (const PickCase& pc : cases) {
@@ -275,13 +312,14 @@ TEST_F(CompactionPickerTest, BusyFilesAreSkippedRoundRobin) {
                               {1, 21, "c", "d", 4 << 10},
                               {1, 22, "e", "f", 4 << 10},
                               {2, 30, "a", "a", 10},
+                              {2, 32, "c", "c", 10},
                               {2, 31, "e", "e", 10}});
   CompactionPicker picker(&options_, &icmp_);
   const std::vector<std::string> pointers(7);
   auto first = picker.Pick(*v, {}, pointers);
   ASSERT_EQ("L1->L2 level-size: 20 + 30", Describe(first.get()));
   auto second = picker.Pick(*v, {first.get()}, pointers);
-  ASSERT_EQ("L1->L2 level-size: 21 +  trivial", Describe(second.get()));
+  ASSERT_EQ("L1->L2 level-size: 21 + 32", Describe(second.get()));
   auto third = picker.Pick(*v, {first.get(), second.get()}, pointers);
   ASSERT_EQ("L1->L2 level-size: 22 + 31", Describe(third.get()));
   EXPECT_EQ("none",
@@ -321,7 +359,7 @@ TEST_F(CompactionPickerTest, OverlappingOutputRangeIntoTheSameLevelConflicts) {
   other.level = 2;
   other.output_level = 3;
   Compaction running3(other, &icmp_);
-  EXPECT_EQ("L1->L2 level-size: 20 +  trivial",
+  EXPECT_EQ("L1->L2 level-size: 20,21 +  trivial",
             Describe(picker.Pick(*v, {&running3}, std::vector<std::string>(7)).get()));
 }
 

@@ -114,10 +114,21 @@ TEST_F(CompactionTest, TrivialMove) {
   p.inputs[1] = {MakeFile(5, "b", "d", 10)};
   EXPECT_FALSE(Compaction(p, &icmp_).IsTrivialMove());
   p.inputs[1].clear();
-  // Two input files.
+  // Two input files of level 1 move together, the grandparent limit per file.
   p.inputs[0].push_back(MakeFile(2, "d", "e", 100));
+  p.max_grandparent_overlap_bytes = 50;
+  EXPECT_TRUE(Compaction(p, &icmp_).IsTrivialMove());
+  p.max_grandparent_overlap_bytes = 49;
+  EXPECT_FALSE(Compaction(p, &icmp_).IsTrivialMove());
+  p.max_grandparent_overlap_bytes = 100;
+  // Level 0 files overlap one another: two never move together.
+  p.level = 0;
+  p.output_level = 1;
   EXPECT_FALSE(Compaction(p, &icmp_).IsTrivialMove());
   p.inputs[0].pop_back();
+  EXPECT_TRUE(Compaction(p, &icmp_).IsTrivialMove());
+  p.level = 1;
+  p.output_level = 2;
   // Manual compactions rewrite.
   p.reason = CompactionReason::kManual;
   EXPECT_FALSE(Compaction(p, &icmp_).IsTrivialMove());
