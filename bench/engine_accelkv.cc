@@ -112,6 +112,12 @@ class AccelKVEngine : public Engine {
       << "max_bytes_for_level_multiplier=" << options_.max_bytes_for_level_multiplier << "\n"
       << "max_background_jobs=" << options_.max_background_jobs << "\n"
       << "compression=none\n"
+      << "gpu_compaction="
+      << (options_.gpu_compaction == accelkv::GpuCompaction::kOff    ? "off"
+          : options_.gpu_compaction == accelkv::GpuCompaction::kAuto ? "auto"
+                                                                     : "force")
+      << "\n"
+      << "gpu_min_compaction_bytes=" << options_.gpu_min_compaction_bytes << "\n"
       << "sync_writes=" << (write_options_.sync ? "true" : "false") << "\n";
     return o.str();
   }
@@ -189,6 +195,18 @@ class AccelKVEngine : public Engine {
       options_.max_bytes_for_level_multiplier = d;
       return EngineStatus::Ok();
     }
+    if (name == "gpu_compaction") {
+      if (value == "off") {
+        options_.gpu_compaction = accelkv::GpuCompaction::kOff;
+      } else if (value == "auto") {
+        options_.gpu_compaction = accelkv::GpuCompaction::kAuto;
+      } else if (value == "force") {
+        options_.gpu_compaction = accelkv::GpuCompaction::kForce;
+      } else {
+        return EngineStatus::Error("accelkv: gpu_compaction must be off, auto or force: " + value);
+      }
+      return EngineStatus::Ok();
+    }
     uint64_t n = 0;
     if (!ParseSize(value, &n)) return EngineStatus::Error("accelkv: option needs a number: " + opt);
     const int i = static_cast<int>(n);
@@ -218,6 +236,8 @@ class AccelKVEngine : public Engine {
       options_.max_bytes_for_level_base = n;
     } else if (name == "max_background_jobs") {
       options_.max_background_jobs = i;
+    } else if (name == "gpu_min_compaction_bytes") {
+      options_.gpu_min_compaction_bytes = n;
     } else if (name == "paranoid_checks") {
       options_.paranoid_checks = n != 0;
     } else {

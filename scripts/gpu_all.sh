@@ -11,14 +11,21 @@
 #   cmake --build build-h -j1 --target gpu_test
 #   device run, carry build-h/tests/gpu_test:  bash scripts/gpu_all.sh
 # Without a carried binary it configures and builds build-gpu there.
-# Env: GPU_TEST_BIN (default build-h/tests/gpu_test), ACCELKV_GPU_BENCH_MB,
-# ACCELKV_GPU_BENCH_VALUES (see tests/gpu/gpu_bench_test.cc).
+# Env: GPU_TEST_BIN (default build-h/tests/gpu_test), DB_TEST_BIN (default
+# db_test beside it), BENCH_BIN (accelkv-bench built with CUDA, default
+# build-bench-gpu/bench/accelkv-bench), GPU_DB_BENCH_NUM (5000000),
+# GPU_DB_BENCH_STRESS ("0 15"), ACCELKV_GPU_BENCH_MB, ACCELKV_GPU_BENCH_VALUES
+# (see tests/gpu/gpu_bench_test.cc).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/accelkv-gpu-out}
 mkdir -p "$OUT"
 BIN=${GPU_TEST_BIN:-build-h/tests/gpu_test}
 rc=0
+# Parts to run (all by default): tests (gpu_test + DB tests forced onto the
+# GPU), micro (the compaction micro-benchmark), db (the DB-level benchmark).
+PARTS=${GPU_ALL_PARTS:-tests,micro,db}
+want() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 { nvidia-smi; nproc; uname -a; } >"$OUT/machine.txt" 2>&1
 
@@ -32,13 +39,55 @@ if [ ! -x "$BIN" ]; then
     { echo "build failed (see build.log)"; tail -40 "$OUT/build.log"; exit 1; }
 fi
 
+if want tests; then
 echo "== gpu tests ($BIN)"
 "$BIN" 2>&1 | tee "$OUT/gpu_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|Skipped|^no GPU" || true
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 
+DB_BIN=${DB_TEST_BIN:-$(dirname "$BIN")/db_test}
+if [ -x "$DB_BIN" ]; then
+  echo "== db tests with every compaction forced onto the GPU executor ($DB_BIN)"
+  ACCELKV_TEST_GPU_COMPACTION=force "$DB_BIN" \
+    --gtest_filter='Envs/DBModelTest.*:DBCrashTest.*:DBGpuTest.*' 2>&1 |
+    tee "$OUT/db_gpu_test.log" | grep -E "^\[  (PASSED|FAILED) |Failure|db_gpu_test:" || true
+  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+else
+  echo "== no db_test binary at $DB_BIN: DB-level GPU tests not run"; rc=1
+fi
+fi
+
+if want micro; then
 echo "== compaction micro-benchmark"
 timeout 300 "$BIN" --gtest_also_run_disabled_tests --gtest_filter='GpuBench.*' 2>&1 |
   tee "$OUT/bench.log" | grep -E "^BENCH|Failure|FAILED|OK \]|Skipped" || true
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 grep '^BENCH ' "$OUT/bench.log" | sed 's/^BENCH //' >"$OUT/bench.jsonl" || true
+fi
+
+# Database level: fillrandom with the GPU executor forced, on auto, and off
+# (the CPU executor), RocksDB beside, without and with CPU stress. Needs a
+# bench binary built with CUDA (BENCH_BIN, default build-bench-gpu/...).
+BENCH_BIN=${BENCH_BIN:-build-bench-gpu/bench/accelkv-bench}
+if ! want db; then
+  :
+elif [ -x "$BENCH_BIN" ]; then
+  num=${GPU_DB_BENCH_NUM:-5000000}
+  for stress in ${GPU_DB_BENCH_STRESS:-0 15}; do
+    for cfg in accelkv:gpu_compaction=force accelkv:gpu_compaction=off rocksdb; do
+      engine=${cfg%%:*}
+      extra=()
+      [ "$cfg" != "$engine" ] && extra=(--engine-opt "$cfg")
+      echo "== db bench: $cfg fillrandom num=$num stress-cpu=$stress"
+      rm -rf /tmp/gpu-db-bench
+      timeout 240 "$BENCH_BIN" --engine="$engine" --workload=fillrandom --num="$num" \
+        --threads=1 --key-size=16 --value-size=128 --stress-cpu="$stress" --quiet \
+        --db=/tmp/gpu-db-bench --json="$OUT/db_bench.jsonl" "${extra[@]}" 2>>"$OUT/db_bench.log" |
+        grep -E "^(accelkv|rocksdb) " || rc=1
+      tail -n 1 "$OUT/db_bench.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("\n".join(l for l in d.get("engine_stats","").splitlines() if "Executor" in l or "gpu compaction" in l or "stages" in l))' || true
+    done
+  done
+  rm -rf /tmp/gpu-db-bench
+else
+  echo "== no GPU bench binary at $BENCH_BIN: DB-level benchmark not run"
+fi
 exit $rc

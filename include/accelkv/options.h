@@ -21,6 +21,19 @@ enum class CompressionType : unsigned char {
   kNone = 0,
 };
 
+// Where compactions run (docs/GPU.md, "Decision policy").
+enum class GpuCompaction : unsigned char {
+  // Every compaction runs on the CPU; no GPU is probed.
+  kOff = 0,
+  // A compaction runs on the GPU when one is present and healthy, the user
+  // comparator is bytewise, the job has at least gpu_min_compaction_bytes of
+  // input and fits the device-memory budget; otherwise on the CPU.
+  kAuto = 1,
+  // As kAuto with no size threshold: every compaction the GPU can take runs
+  // there (tests; measuring the GPU path).
+  kForce = 2,
+};
+
 struct Options {
   // --- Behaviour ---
   // Order of user keys. Default: bytewise. Must match the one the database was
@@ -79,6 +92,19 @@ struct Options {
   double max_bytes_for_level_multiplier = 10.0;
   // Threads running flushes and compactions. Default 2 (RocksDB max_background_jobs).
   int max_background_jobs = 2;
+
+  // --- GPU compaction (docs/GPU.md) ---
+  // Default kAuto: use a GPU when one is present. Without one (or without
+  // CUDA in the build) every compaction runs on the CPU and Open writes one
+  // line saying why to the LOG file. A job that fails on the GPU for any
+  // reason is rerun on the CPU with its inputs untouched; repeated failures
+  // mark the GPU unhealthy for a minute.
+  GpuCompaction gpu_compaction = GpuCompaction::kAuto;
+  // kAuto: jobs with less input than this run on the CPU. Default 16 MiB.
+  uint64_t gpu_min_compaction_bytes = 16ull << 20;
+  // Fraction of the device's free memory (at open) one job may use; larger
+  // jobs run on the CPU. Default 0.5; clamped to [0.05, 0.95].
+  double gpu_memory_fraction = 0.5;
 
   Options();
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "compaction/cpu_compaction_executor.h"
+#include "gpu/gpu_executor.h"
 #include "util/filename.h"
 
 namespace accelkv {
@@ -37,6 +38,8 @@ Options SanitizeOptions(const std::string& dbname, const InternalKeyComparator* 
   if (result.target_file_size < (64 << 10)) result.target_file_size = 64 << 10;
   if (result.max_bytes_for_level_base < (64 << 10)) result.max_bytes_for_level_base = 64 << 10;
   if (result.max_bytes_for_level_multiplier < 2) result.max_bytes_for_level_multiplier = 2;
+  if (!(result.gpu_memory_fraction >= 0.05)) result.gpu_memory_fraction = 0.05;  // NaN too
+  if (result.gpu_memory_fraction > 0.95) result.gpu_memory_fraction = 0.95;
   if (result.hard_pending_compaction_bytes_limit < result.soft_pending_compaction_bytes_limit) {
     result.hard_pending_compaction_bytes_limit = result.soft_pending_compaction_bytes_limit;
   }
@@ -51,7 +54,8 @@ DBImpl::DBImpl(const Options& raw_options, const std::string& dbname)
       options_(SanitizeOptions(dbname, &internal_comparator_, raw_options)),
       dbname_(dbname),
       stats_(options_.num_levels) {
-  block_cache_ = options_.block_cache ? options_.block_cache : NewLRUCache(options_.block_cache_size);
+  block_cache_ =
+      options_.block_cache ? options_.block_cache : NewLRUCache(options_.block_cache_size);
   table_options_.comparator = &internal_comparator_;
   table_options_.user_comparator = options_.comparator;
   table_options_.block_size = options_.block_size;
@@ -61,10 +65,11 @@ DBImpl::DBImpl(const Options& raw_options, const std::string& dbname)
   // Leave some descriptors for WAL, MANIFEST and the rest.
   table_cache_ = std::make_unique<TableCache>(dbname_, env_, table_options_,
                                               std::max(options_.max_open_files - 10, 10));
-  versions_ = std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(),
-                                           &internal_comparator_);
+  versions_ =
+      std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(), &internal_comparator_);
   picker_ = std::make_unique<CompactionPicker>(&options_, &internal_comparator_);
   cpu_executor_ = std::make_unique<CpuCompactionExecutor>();
+  gpu_executor_ = NewDatabaseGpuExecutor(options_, &gpu_status_);
   flush_pool_ = std::make_unique<ThreadPool>(1);
   compaction_pool_ = std::make_unique<ThreadPool>(std::max(1, options_.max_background_jobs - 1));
 }

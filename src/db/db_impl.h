@@ -42,6 +42,8 @@
 
 namespace accelkv {
 
+class GpuCompactionExecutor;
+
 class DBImpl final : public DB {
  public:
   DBImpl(const Options& options, const std::string& dbname);
@@ -73,9 +75,11 @@ class DBImpl final : public DB {
 
   // --- open / recovery (db_impl_open.cc) ---
   Status NewDB();
+  // Writes LOG (the old one becomes LOG.old): the open and the GPU status.
+  void WriteInfoLog();
   Status Recover(VersionEdit* edit, bool* save_manifest) REQUIRES(mu_);
-  Status RecoverLogFile(uint64_t log_number, bool last_log, bool* save_manifest,
-                        VersionEdit* edit, SequenceNumber* max_sequence) REQUIRES(mu_);
+  Status RecoverLogFile(uint64_t log_number, bool last_log, bool* save_manifest, VersionEdit* edit,
+                        SequenceNumber* max_sequence) REQUIRES(mu_);
 
   // --- write path (db_impl_write.cc) ---
   Status WriteImpl(const WriteOptions& options, const WriteBatch* batch);
@@ -92,8 +96,8 @@ class DBImpl final : public DB {
   void MaybeScheduleWork() REQUIRES(mu_);
   void BackgroundFlush();
   void BackgroundCompaction(std::unique_ptr<Compaction> c);
-  Status FlushMemTable(MemTable* mem, uint64_t next_log_number,
-                       std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
+  Status FlushMemTable(MemTable* mem, uint64_t next_log_number, std::unique_lock<std::mutex>& lock)
+      REQUIRES(mu_);
   Status WriteLevel0Table(MemTable* mem, VersionEdit* edit, uint64_t* file_number,
                           std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
   Status RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
@@ -128,7 +132,7 @@ class DBImpl final : public DB {
   std::unique_ptr<FileLock> db_lock_;
 
   std::mutex mu_;
-  std::condition_variable bg_cv_;       // background work finished
+  std::condition_variable bg_cv_;  // background work finished
   std::atomic<bool> shutting_down_{false};
   bool closed_ GUARDED_BY(mu_) = false;
 
@@ -164,6 +168,9 @@ class DBImpl final : public DB {
 
   std::unique_ptr<CompactionPicker> picker_;
   std::unique_ptr<CompactionExecutor> cpu_executor_;
+  // nullptr: every compaction runs on the CPU (gpu_status_ says why).
+  std::unique_ptr<GpuCompactionExecutor> gpu_executor_;
+  std::string gpu_status_;  // one line, written to LOG at open and shown in accelkv.stats
   // Declared last: destroyed first, so jobs never outlive what they use.
   // Flushes get their own thread so a long compaction never delays them.
   std::unique_ptr<ThreadPool> flush_pool_;

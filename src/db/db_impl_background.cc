@@ -4,6 +4,7 @@
 
 #include "db/builder.h"
 #include "db/db_impl.h"
+#include "gpu/gpu_executor.h"
 #include "util/filename.h"
 
 namespace accelkv {
@@ -156,9 +157,25 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
 
   CompactionJobResult result;
   CompactionExecutor* executor = cpu_executor_.get();
+  if (gpu_executor_ != nullptr && gpu_executor_->ShouldOffload(spec)) {
+    executor = gpu_executor_.get();
+  }
   lock.unlock();
   Status s = executor->Run(spec, &result);
+  bool gpu_fell_back = false;
+  if (!s.ok() && executor != cpu_executor_.get() && !shutting_down_.load()) {
+    // The GPU is an accelerator, never the judge: whatever went wrong there
+    // (a device error, out of memory, a checksum mismatch it reported), the
+    // job reruns on the CPU, whose verdict stands. Nothing of the GPU run was
+    // installed; its files (normally none) are removed first.
+    for (const FileMetaData& f : result.outputs) env_->RemoveFile(TableFileName(dbname_, f.number));
+    gpu_fell_back = true;
+    result = CompactionJobResult();
+    executor = cpu_executor_.get();
+    s = executor->Run(spec, &result);
+  }
   lock.lock();
+  if (gpu_fell_back) stats_.executors[gpu_executor_->Name()].fallbacks++;
 
   if (s.ok() && shutting_down_.load()) s = Status::Aborted("database is closing");
   bool outputs_may_be_named = false;

@@ -42,6 +42,17 @@ Status DBImpl::NewDB() {
   return s;
 }
 
+void DBImpl::WriteInfoLog() {
+  // As LevelDB: the previous LOG becomes LOG.old. The info log is advice for
+  // people; failing to write it never fails Open.
+  const std::string name = InfoLogFileName(dbname_);
+  if (env_->FileExists(name)) env_->RenameFile(name, OldInfoLogFileName(dbname_));
+  std::unique_ptr<WritableFile> file;
+  if (!env_->NewWritableFile(name, &file).ok()) return;
+  const std::string text = "accelkv: open " + dbname_ + "\n" + gpu_status_ + "\n";
+  if (file->Append(text).ok()) file->Close();
+}
+
 Status DBImpl::OpenImpl() {
   std::unique_lock<std::mutex> lock(mu_);
   env_->CreateDir(dbname_);  // may already exist
@@ -57,6 +68,8 @@ Status DBImpl::OpenImpl() {
   } else if (options_.error_if_exists) {
     return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
   }
+
+  WriteInfoLog();
 
   VersionEdit edit;
   bool save_manifest = false;

@@ -85,7 +85,9 @@ std::string DBImpl::StatsString() {
   AppendF(&out, "\nUser writes: %" PRIu64 " batches, %.1f MiB; WAL: %.1f MiB, %" PRIu64 " syncs\n",
           stats_.user_writes, MiB(stats_.user_bytes_written), MiB(stats_.wal_bytes_written),
           stats_.wal_syncs);
-  AppendF(&out, "Flushes: %" PRIu64 " (%.1f MiB); compactions wrote %.1f MiB; trivial moves: %" PRIu64 "\n",
+  AppendF(&out,
+          "Flushes: %" PRIu64 " (%.1f MiB); compactions wrote %.1f MiB; trivial moves: %" PRIu64
+          "\n",
           stats_.flushes, MiB(stats_.flush_bytes_written), MiB(stats_.CompactionBytesWritten()),
           stats_.trivial_moves);
   AppendF(&out, "Write amplification (table bytes written / user bytes): %.2f\n",
@@ -94,45 +96,72 @@ std::string DBImpl::StatsString() {
           stats_.stall_count, stats_.stall_micros / 1e6, stats_.slowdown_micros / 1e6);
   AppendF(&out, "Pending compaction bytes (estimate): %.1f MiB\n",
           MiB(versions_->EstimatedPendingCompactionBytes()));
+  out += gpu_status_ + "\n";
   for (const auto& [name, e] : stats_.executors) {
-    AppendF(&out, "Executor %s: %" PRIu64 " jobs, %" PRIu64 " fallbacks, in %.1f MiB, out %.1f MiB, %.2f s, %.2f CPU-s\n",
+    AppendF(&out,
+            "Executor %s: %" PRIu64 " jobs, %" PRIu64
+            " fallbacks, in %.1f MiB, out %.1f MiB, %.2f s, %.2f CPU-s\n",
             name.c_str(), e.jobs, e.fallbacks, MiB(e.input_bytes), MiB(e.output_bytes),
             e.micros / 1e6, e.cpu_seconds);
     if (!e.stage_micros.empty()) {
       out += "  stages (s):";
-      for (const auto& [stage, micros] : e.stage_micros) AppendF(&out, " %s=%.3f", stage.c_str(), micros / 1e6);
+      for (const auto& [stage, micros] : e.stage_micros)
+        AppendF(&out, " %s=%.3f", stage.c_str(), micros / 1e6);
       out += "\n";
     }
   }
   return out;
 }
 
+namespace {
+
+// s with '"', '\\' and control bytes escaped for a JSON string.
+std::string JsonEscaped(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      AppendF(&out, "\\u%04x", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string DBImpl::StatsJson() {
   std::string out = "{\"levels\":[";
   for (int level = 0; level < options_.num_levels; level++) {
     const LevelCompactionStats& s = stats_.levels[level];
-    AppendF(&out,
-            "%s{\"level\":%d,\"files\":%d,\"bytes\":%" PRIu64 ",\"score\":%.3f,\"compactions\":%" PRIu64
-            ",\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64 ",\"micros\":%" PRIu64 "}",
-            level == 0 ? "" : ",", level, versions_->NumLevelFiles(level),
-            static_cast<uint64_t>(versions_->NumLevelBytes(level)), versions_->CompactionScore(level),
-            s.compactions, s.bytes_read_level + s.bytes_read_next_level, s.bytes_written, s.micros);
+    AppendF(
+        &out,
+        "%s{\"level\":%d,\"files\":%d,\"bytes\":%" PRIu64 ",\"score\":%.3f,\"compactions\":%" PRIu64
+        ",\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64 ",\"micros\":%" PRIu64 "}",
+        level == 0 ? "" : ",", level, versions_->NumLevelFiles(level),
+        static_cast<uint64_t>(versions_->NumLevelBytes(level)), versions_->CompactionScore(level),
+        s.compactions, s.bytes_read_level + s.bytes_read_next_level, s.bytes_written, s.micros);
   }
   AppendF(&out,
-          "],\"user_bytes_written\":%" PRIu64 ",\"user_writes\":%" PRIu64 ",\"wal_bytes_written\":%" PRIu64
-          ",\"wal_syncs\":%" PRIu64 ",\"flushes\":%" PRIu64 ",\"flush_bytes_written\":%" PRIu64
-          ",\"compaction_bytes_written\":%" PRIu64 ",\"trivial_moves\":%" PRIu64
-          ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64 ",\"stall_micros\":%" PRIu64
-          ",\"slowdown_micros\":%" PRIu64 ",\"executors\":{",
+          "],\"user_bytes_written\":%" PRIu64 ",\"user_writes\":%" PRIu64
+          ",\"wal_bytes_written\":%" PRIu64 ",\"wal_syncs\":%" PRIu64 ",\"flushes\":%" PRIu64
+          ",\"flush_bytes_written\":%" PRIu64 ",\"compaction_bytes_written\":%" PRIu64
+          ",\"trivial_moves\":%" PRIu64 ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64
+          ",\"stall_micros\":%" PRIu64 ",\"slowdown_micros\":%" PRIu64
+          ",\"gpu\":\"%s\",\"executors\":{",
           stats_.user_bytes_written, stats_.user_writes, stats_.wal_bytes_written, stats_.wal_syncs,
           stats_.flushes, stats_.flush_bytes_written, stats_.CompactionBytesWritten(),
           stats_.trivial_moves, stats_.WriteAmplification(), stats_.stall_count,
-          stats_.stall_micros, stats_.slowdown_micros);
+          stats_.stall_micros, stats_.slowdown_micros, JsonEscaped(gpu_status_).c_str());
   bool first = true;
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,
             "%s\"%s\":{\"jobs\":%" PRIu64 ",\"fallbacks\":%" PRIu64 ",\"input_bytes\":%" PRIu64
-            ",\"output_bytes\":%" PRIu64 ",\"micros\":%" PRIu64 ",\"cpu_seconds\":%.4f,\"stage_micros\":{",
+            ",\"output_bytes\":%" PRIu64 ",\"micros\":%" PRIu64
+            ",\"cpu_seconds\":%.4f,\"stage_micros\":{",
             first ? "" : ",", name.c_str(), e.jobs, e.fallbacks, e.input_bytes, e.output_bytes,
             e.micros, e.cpu_seconds);
     bool first_stage = true;

@@ -105,6 +105,36 @@ std::unique_ptr<GpuCompactionExecutor> GpuCompactionExecutor::Create(
   return std::make_unique<GpuCompactionExecutor>(options, std::move(device));
 }
 
+std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& options,
+                                                              std::string* status_line) {
+  if (options.gpu_compaction == GpuCompaction::kOff) {
+    *status_line = "gpu compaction: off (options.gpu_compaction = kOff)";
+    return nullptr;
+  }
+  GpuExecutorOptions gopts;
+  gopts.min_input_bytes =
+      options.gpu_compaction == GpuCompaction::kForce ? 0 : options.gpu_min_compaction_bytes;
+  gopts.device_memory_fraction = options.gpu_memory_fraction;
+  std::unique_ptr<GpuCompactionExecutor> executor;
+  std::string reason;
+  const char* device = std::getenv("ACCELKV_GPU_DEVICE");
+  if (device != nullptr && std::strcmp(device, "host") == 0) {
+    constexpr uint64_t kHostBudget = 4ull << 30;
+    executor =
+        std::make_unique<GpuCompactionExecutor>(gopts, gpu::NewHostKeySortDevice(kHostBudget));
+  } else {
+    executor = GpuCompactionExecutor::Create(gopts, &reason);
+  }
+  if (executor == nullptr) {
+    *status_line = "gpu compaction: off, every compaction runs on the CPU: " + reason;
+    return nullptr;
+  }
+  *status_line = std::string("gpu compaction: on, device ") + executor->DeviceName() +
+                 ", jobs >= " + std::to_string(gopts.min_input_bytes) + " input bytes" +
+                 ", budget " + std::to_string(executor->MemoryBudget() >> 20) + " MiB per job";
+  return executor;
+}
+
 GpuCompactionExecutor::GpuCompactionExecutor(const GpuExecutorOptions& options,
                                              std::unique_ptr<gpu::KeySortDevice> device)
     : options_(options), device_(std::move(device)) {}
@@ -143,6 +173,10 @@ bool GpuCompactionExecutor::ShouldOffload(const CompactionJobSpec& spec) const {
   const uint64_t needed = gpu::KeySortDevice::BytesNeeded(bytes, entries, entries + 2 * files);
   return needed <= device_->MemoryBudget();
 }
+
+const char* GpuCompactionExecutor::DeviceName() const { return device_->Name(); }
+
+uint64_t GpuCompactionExecutor::MemoryBudget() const { return device_->MemoryBudget(); }
 
 GpuExecutorStats GpuCompactionExecutor::GetStats() const {
   std::lock_guard<std::mutex> l(stats_mu_);

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <string>
 
+#include "accelkv/options.h"
 #include "compaction/compaction_executor.h"
 
 namespace accelkv {
@@ -90,6 +91,10 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   bool ShouldOffload(const CompactionJobSpec& spec) const;
   bool healthy() const;
   GpuExecutorStats GetStats() const;
+  // The device's name ("host-reference", "cuda:0 NVIDIA H100 ...") and the
+  // device bytes one job may use.
+  const char* DeviceName() const;
+  uint64_t MemoryBudget() const;
 
   // Test hook: every later job fails at `stage` with Aborted until it is
   // reset to GpuStage::kNone. Process-wide; also read from the environment
@@ -109,5 +114,14 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   int consecutive_failures_ = 0;
   uint64_t unhealthy_until_micros_ = 0;
 };
+
+// The GPU executor a database uses, per its options: nullptr when
+// gpu_compaction is kOff or no usable GPU is present. *status_line gets one
+// line for the LOG and accelkv.stats ("gpu compaction: on, <device>, ..."
+// or "gpu compaction: off: <reason>"). With the environment variable
+// ACCELKV_GPU_DEVICE=host the executor runs its stages on the CPU reference
+// device instead of CUDA (tests of the GPU path on machines without a GPU).
+std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& options,
+                                                              std::string* status_line);
 
 }  // namespace accelkv

@@ -45,6 +45,8 @@ std::string TempFileName(const std::string& dbname, uint64_t number) {
 }
 std::string InfoLogFileName(const std::string& dbname) { return dbname + "/LOG"; }
 
+std::string OldInfoLogFileName(const std::string& dbname) { return dbname + "/LOG.old"; }
+
 bool ParseFileName(const std::string& filename, uint64_t* number, FileType* type) {
   if (filename == "CURRENT") {
     *number = 0;

@@ -30,6 +30,7 @@ std::string CurrentFileName(const std::string& dbname);
 std::string LockFileName(const std::string& dbname);
 std::string TempFileName(const std::string& dbname, uint64_t number);
 std::string InfoLogFileName(const std::string& dbname);
+std::string OldInfoLogFileName(const std::string& dbname);  // LOG.old
 
 // Parses a file name (not a path). False if it is not one of ours.
 bool ParseFileName(const std::string& filename, uint64_t* number, FileType* type);

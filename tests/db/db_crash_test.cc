@@ -401,6 +401,8 @@ TEST_F(DBCrashTest, KilledWriterLosesNoAcknowledgedWrite) {
 
     Options options = test::SmallTreeOptions(Env::Default());
     options.create_if_missing = false;
+    // The parent forks again: it must not start CUDA (or its threads).
+    options.gpu_compaction = GpuCompaction::kOff;
     std::unique_ptr<DB> db;
     Status s = DB::Open(options, dbname, &db);
     ASSERT_TRUE(s.ok()) << "reopen after kill at " << delay_ms << " ms: " << S(s);

@@ -18,6 +18,7 @@
 #include "accelkv/db.h"
 #include "accelkv/env.h"
 #include "db/db_test_util.h"
+#include "gpu/gpu_executor.h"
 #include "testutil/test_util.h"
 #include "util/random.h"
 
@@ -137,11 +138,24 @@ class ModelRun {
     for (int level = 2; level < options_.num_levels; level++) {
       if (test::NumFilesAtLevel(db_.get(), level) > 0) reached_level2_ = true;
     }
+    std::string json;
+    ASSERT_TRUE(db_->GetProperty("accelkv.stats.json", &json));
+    if (options_.gpu_compaction == GpuCompaction::kForce &&
+        json.find("\"gpu\":\"gpu compaction: on") != std::string::npos) {
+      // Forced onto a present GPU executor: since the last open no job ran on
+      // the CPU executor (no fallback, nothing refused).
+      EXPECT_EQ(std::string::npos, json.find("\"cpu\":{")) << json;
+      if (json.find("\"gpu\":{\"jobs\":") != std::string::npos &&
+          json.find("\"gpu\":{\"jobs\":0,") == std::string::npos) {
+        gpu_jobs_seen_ = true;
+      }
+    }
     ASSERT_NO_FATAL_FAILURE(Reopen());
     ASSERT_NO_FATAL_FAILURE(CheckAll(model_, nullptr)) << "after final reopen";
   }
 
   bool reached_level2() const { return reached_level2_; }
+  bool gpu_jobs_seen() const { return gpu_jobs_seen_; }
 
  private:
   struct SavedSnapshot {
@@ -408,6 +422,7 @@ class ModelRun {
   std::vector<SavedSnapshot> snapshots_;
   int op_ = 0;
   bool reached_level2_ = false;
+  bool gpu_jobs_seen_ = false;
 };
 
 TEST_P(DBModelTest, RandomOpsMatchOracle) {
@@ -415,6 +430,7 @@ TEST_P(DBModelTest, RandomOpsMatchOracle) {
   const int seeds = EnvInt("ACCELKV_MODEL_SEEDS", 8);
   const int ops = EnvInt("ACCELKV_MODEL_OPS", 3000);
   bool reached_level2 = false;
+  bool gpu_jobs_seen = false;
   for (int i = 0; i < seeds; i++) {
     const uint64_t seed = base_seed + static_cast<uint64_t>(i);
     SCOPED_TRACE("seed " + std::to_string(seed) + " (ACCELKV_SEED=" + std::to_string(base_seed) +
@@ -425,12 +441,20 @@ TEST_P(DBModelTest, RandomOpsMatchOracle) {
       ModelRun run(env_, dbname, seed);
       ASSERT_NO_FATAL_FAILURE(run.Run(ops));
       reached_level2 = reached_level2 || run.reached_level2();
+      gpu_jobs_seen = gpu_jobs_seen || run.gpu_jobs_seen();
     }
     ASSERT_TRUE(DestroyDB(dbname, test::SmallTreeOptions(env_)).ok());
   }
   // Over all seeds the tree grew beyond level 1: multi-level compactions ran.
   if (ops >= 3000) {
     EXPECT_TRUE(reached_level2);
+    // Forced onto a present GPU executor: some seed's final stats show its jobs.
+    Options probe = test::SmallTreeOptions(env_);
+    std::string line;
+    if (probe.gpu_compaction == GpuCompaction::kForce &&
+        NewDatabaseGpuExecutor(probe, &line) != nullptr) {
+      EXPECT_TRUE(gpu_jobs_seen) << line;
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "accelkv/comparator.h"
 #include "db/db_impl.h"
@@ -20,6 +21,10 @@ Options SmallTreeOptions(Env* env) {
   options.level0_file_num_compaction_trigger = 2;
   options.block_size = 1024;
   options.max_write_buffer_number = 3;
+  // ACCELKV_TEST_GPU_COMPACTION=force offers every compaction to the GPU
+  // executor (tests/CMakeLists.txt runs the model and crash tests so too).
+  const char* gpu = std::getenv("ACCELKV_TEST_GPU_COMPACTION");
+  if (gpu != nullptr && std::string(gpu) == "force") options.gpu_compaction = GpuCompaction::kForce;
   return options;
 }
 

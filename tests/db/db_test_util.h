@@ -23,7 +23,9 @@ namespace test {
 
 // Options that make a small workload flush and compact through several
 // levels: the smallest sizes the engine accepts (64 KiB write buffer, table
-// files and level-1 target), L0 compaction trigger 2, small blocks.
+// files and level-1 target), L0 compaction trigger 2, small blocks. With
+// ACCELKV_TEST_GPU_COMPACTION=force in the environment, gpu_compaction is
+// kForce (the GPU executor, or ACCELKV_GPU_DEVICE=host's reference device).
 Options SmallTreeOptions(Env* env);
 
 // Waits until no flush or compaction is pending or running; returns the

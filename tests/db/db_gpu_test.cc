@@ -1,0 +1,167 @@
+// The GPU compaction executor inside a database (docs/GPU.md, "Decision
+// policy" and "Failures"): forced GPU compactions produce what the oracle
+// says, a failure at any GPU stage reruns the job on the CPU and loses
+// nothing, and Open reports the GPU status in LOG and accelkv.stats.
+//
+// Where no CUDA GPU is usable the tests set ACCELKV_GPU_DEVICE=host, so the
+// executor runs its stages on the CPU reference device: the DB wiring, the
+// decision and the fallback are covered everywhere; on the GPU machine the
+// same tests drive the CUDA device. Reaches below the public API only for
+// the failure-injection hook (GpuCompactionExecutor::SetInjectedFailure).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "accelkv/db.h"
+#include "accelkv/write_batch.h"
+#include "db/db_test_util.h"
+#include "gpu/gpu_executor.h"
+#include "testutil/test_util.h"
+
+namespace accelkv {
+namespace {
+
+using test::S;
+
+// Uses the CUDA device when one works, else the host reference device.
+void ChooseGpuDevice() {
+  if (std::getenv("ACCELKV_GPU_DEVICE") != nullptr) return;
+  Options probe;
+  probe.gpu_compaction = GpuCompaction::kForce;
+  std::string line;
+  if (NewDatabaseGpuExecutor(probe, &line) == nullptr) {
+    std::fprintf(stderr, "db_gpu_test: %s; using ACCELKV_GPU_DEVICE=host\n", line.c_str());
+    ::setenv("ACCELKV_GPU_DEVICE", "host", 1);
+  }
+}
+
+// A JSON number after "key": in the stats JSON's "gpu" executor object; 0 if absent.
+uint64_t GpuExecutorCounter(DB* db, const std::string& key) {
+  std::string json;
+  if (!db->GetProperty("accelkv.stats.json", &json)) return 0;
+  const size_t gpu = json.find("\"executors\":{");
+  if (gpu == std::string::npos) return 0;
+  const size_t obj = json.find("\"gpu\":{", gpu);
+  if (obj == std::string::npos) return 0;
+  const size_t at = json.find("\"" + key + "\":", obj);
+  if (at == std::string::npos) return 0;
+  return std::strtoull(json.c_str() + at + key.size() + 3, nullptr, 10);
+}
+
+class DBGpuTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    ChooseGpuDevice();
+    GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone);
+  }
+  void TearDown() override { GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone); }
+
+  Options GpuOptions() {
+    Options options = test::SmallTreeOptions(Env::Default());
+    options.gpu_compaction = GpuCompaction::kForce;
+    return options;
+  }
+
+  // Puts, overwrites and deletes over `keys` keys, mirrored in model_, with
+  // a snapshot held over part of it; then compacts everything.
+  void Load(DB* db, uint64_t seed, int ops, int keys) {
+    Random rnd(seed);
+    const Snapshot* snap = nullptr;
+    for (int i = 0; i < ops; i++) {
+      const std::string key = test::KeyOf(rnd.Uniform(keys), 6);
+      if (rnd.OneIn(5)) {
+        ASSERT_TRUE(db->Delete(WriteOptions(), key).ok());
+        model_.erase(key);
+      } else {
+        const std::string value = test::RandomString(&rnd, 1 + rnd.Uniform(300));
+        ASSERT_TRUE(db->Put(WriteOptions(), key, value).ok());
+        model_[key] = value;
+      }
+      if (i == ops / 3) snap = db->GetSnapshot();
+      if (i == 2 * ops / 3) db->ReleaseSnapshot(snap);
+    }
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    ASSERT_TRUE(test::WaitForBackgroundWork(db).ok());
+  }
+
+  void ExpectMatchesModel(DB* db) {
+    std::map<std::string, std::string> all;
+    Status s = test::ReadAll(db, ReadOptions(), &all);
+    ASSERT_TRUE(s.ok()) << S(s);
+    EXPECT_EQ(model_.size(), all.size());
+    EXPECT_TRUE(all == model_) << "database contents differ from the model";
+  }
+
+  test::TempDir tmp_;
+  std::map<std::string, std::string> model_;
+};
+
+TEST_F(DBGpuTest, ForcedCompactionsRunOnTheGpuAndMatchTheModel) {
+  const std::string dbname = tmp_.File("db");
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(GpuOptions(), dbname, &db).ok());
+  ASSERT_NO_FATAL_FAILURE(Load(db.get(), test::TestSeed(), 20000, 3000));
+  EXPECT_GT(GpuExecutorCounter(db.get(), "jobs"), 0u);
+  EXPECT_EQ(0u, GpuExecutorCounter(db.get(), "fallbacks"));
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  ASSERT_TRUE(DB::Open(GpuOptions(), dbname, &db).ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+}
+
+TEST_F(DBGpuTest, FailureAtEachStageFallsBackToTheCpuAndLosesNothing) {
+  const GpuStage stages[] = {GpuStage::kAlloc, GpuStage::kCopyIn, GpuStage::kVerify,
+                             GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut};
+  int round = 0;
+  for (GpuStage stage : stages) {
+    SCOPED_TRACE(std::string("stage ") + GpuStageName(stage));
+    model_.clear();
+    const std::string dbname = tmp_.File("db-" + std::to_string(round));
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(GpuOptions(), dbname, &db).ok());
+    GpuCompactionExecutor::SetInjectedFailure(stage);
+    ASSERT_NO_FATAL_FAILURE(Load(db.get(), test::TestSeed() + round, 6000, 1500));
+    GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone);
+    EXPECT_GT(GpuExecutorCounter(db.get(), "fallbacks"), 0u);
+    EXPECT_EQ(0u, GpuExecutorCounter(db.get(), "jobs"));
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+    std::string value;
+    ASSERT_TRUE(db->GetProperty("accelkv.stats", &value));
+    EXPECT_NE(std::string::npos, value.find("Executor cpu:")) << value;
+    ASSERT_TRUE(db->Close().ok());
+    db.reset();
+    ASSERT_TRUE(DB::Open(GpuOptions(), dbname, &db).ok());
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+    round++;
+  }
+}
+
+TEST_F(DBGpuTest, OpenWritesTheGpuStatusToLogAndStats) {
+  for (GpuCompaction mode : {GpuCompaction::kOff, GpuCompaction::kForce}) {
+    const std::string dbname = tmp_.File("db-log-" + std::to_string(static_cast<int>(mode)));
+    Options options = test::SmallTreeOptions(Env::Default());
+    options.gpu_compaction = mode;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dbname, &db).ok());
+    std::string log;
+    ASSERT_TRUE(ReadFileToString(Env::Default(), dbname + "/LOG", &log).ok());
+    std::string stats;
+    ASSERT_TRUE(db->GetProperty("accelkv.stats", &stats));
+    const size_t at = log.find("gpu compaction: ");
+    ASSERT_NE(std::string::npos, at) << log;
+    const std::string line = log.substr(at, log.find('\n', at) - at);
+    EXPECT_NE(std::string::npos, stats.find(line)) << stats;
+    if (mode == GpuCompaction::kOff) {
+      EXPECT_EQ(0u, line.find("gpu compaction: off")) << line;
+    } else {
+      EXPECT_EQ(0u, line.find("gpu compaction: on, device ")) << line;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace accelkv
