@@ -12,11 +12,16 @@
 //            predecessor (+ duplicate internal-key detection), then
 //            cub::DeviceSelect::Flagged to compact the kept entry indices
 //   copy_out the counters, then the kept indices
+// and, in device-encode mode (EncodeBlocks, after the CPU planned the
+// output): the arena and the plan in, EncodeEntriesKernel (a warp per entry
+// copies key and value and writes its offset slots), FinishBlocksKernel (a
+// thread per block: closing slots, count, trailer CRC32C), the blocks out.
 // Device memory comes from the stream-ordered default pool with its release
 // threshold raised, so it is reused across jobs; the pinned host arena grows
 // and is reused. Every CUDA error becomes Aborted("gpu: <stage>: ...").
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cub/device/device_merge_sort.cuh>
@@ -73,6 +78,33 @@ __global__ void DedupKernel(KeyArrays keys, const uint8_t* flags, const SortItem
   }
 }
 
+// One warp per entry: the lanes copy the key and the value bytes, lane 0
+// writes the entry's two offset slots.
+__global__ void EncodeEntriesKernel(const uint8_t* arena, const EncodeEntry* entries, uint64_t n,
+                                    const EncodeBlock* blocks, uint8_t* out) {
+  const uint64_t warp = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
+  const uint32_t lane = threadIdx.x & 31u;
+  if (warp >= n) return;
+  const EncodeEntry e = entries[warp];
+  const EncodeBlock b = blocks[e.block];
+  uint8_t* dst = out + b.out_offset;
+  for (uint32_t k = lane; k < e.key_size; k += 32) dst[e.key_dst + k] = arena[e.key_src + k];
+  for (uint32_t k = lane; k < e.value_size; k += 32) dst[e.value_dst + k] = arena[e.value_src + k];
+  if (lane == 0) WriteEntrySlots(out, b, e);
+}
+
+// One thread per block, after every entry is in place: closing slots, entry
+// count, trailer type byte and masked CRC32C.
+__global__ void FinishBlocksKernel(const EncodeBlock* blocks, uint64_t n, uint8_t* out) {
+  __shared__ uint32_t table[256];
+  for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x) table[i] = Crc32cTableEntry(i);
+  __syncthreads();
+  const uint64_t b = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (b >= n) return;
+  WriteBlockTail(out, blocks[b]);
+  WriteBlockCrc(table, out, blocks[b]);
+}
+
 struct LessOp {
   KeyArrays keys;
   __host__ __device__ bool operator()(const SortItem& a, const SortItem& b) const {
@@ -127,6 +159,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   ~CudaKeySortDevice() override {
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     if (arena_ != nullptr) cudaFreeHost(arena_);
+    if (out_ != nullptr) cudaFreeHost(out_);
     if (counters_ != nullptr) cudaFreeHost(counters_);
     cudaStreamDestroy(stream_);
   }
@@ -145,6 +178,63 @@ class CudaKeySortDevice final : public KeySortDevice {
       capacity_ = bytes;
     }
     *arena = arena_;
+    return Status::OK();
+  }
+
+  Status HostOutput(uint64_t bytes, uint8_t** out) override {
+    if (bytes > out_capacity_) {
+      if (out_ != nullptr) cudaFreeHost(out_);
+      out_ = nullptr;
+      out_capacity_ = 0;
+      void* p = nullptr;
+      ACCELKV_CUDA_TRY("encode",
+                       cudaHostAlloc(&p, std::max<uint64_t>(bytes, 1), cudaHostAllocDefault));
+      out_ = static_cast<uint8_t*>(p);
+      out_capacity_ = bytes;
+    }
+    *out = out_;
+    return Status::OK();
+  }
+
+  Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
+                      std::map<std::string, uint64_t>* stage_micros) override {
+    cudaGetLastError();
+    if (InjectedFailure() == GpuStage::kEncode) return Injected(GpuStage::kEncode);
+    const auto t0 = std::chrono::steady_clock::now();
+    JobAllocations mem(stream_);
+    const uint64_t n = job.entries.size();
+    const uint64_t nb = job.blocks.size();
+    uint8_t* d_arena = nullptr;
+    EncodeEntry* d_entries = nullptr;
+    EncodeBlock* d_blocks = nullptr;
+    uint8_t* d_out = nullptr;
+    ACCELKV_CUDA_TRY("encode", mem.Alloc(&d_arena, job.arena_size));
+    ACCELKV_CUDA_TRY("encode", mem.Alloc(&d_entries, n));
+    ACCELKV_CUDA_TRY("encode", mem.Alloc(&d_blocks, nb));
+    ACCELKV_CUDA_TRY("encode", mem.Alloc(&d_out, job.out_size));
+    ACCELKV_CUDA_TRY("encode", cudaMemcpyAsync(d_arena, job.arena, job.arena_size,
+                                               cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("encode",
+                     cudaMemcpyAsync(d_entries, job.entries.data(), n * sizeof(EncodeEntry),
+                                     cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("encode",
+                     cudaMemcpyAsync(d_blocks, job.blocks.data(), nb * sizeof(EncodeBlock),
+                                     cudaMemcpyHostToDevice, stream_));
+    if (n > 0) {
+      EncodeEntriesKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(d_arena, d_entries, n, d_blocks,
+                                                                  d_out);
+      ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+    }
+    if (nb > 0) {
+      FinishBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(d_blocks, nb, d_out);
+      ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+    }
+    ACCELKV_CUDA_TRY("encode",
+                     cudaMemcpyAsync(out, d_out, job.out_size, cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
+    (*stage_micros)["gpu_encode"] += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
     return Status::OK();
   }
 
@@ -298,6 +388,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   const std::string name_;
   cudaEvent_t events_[5] = {};
   uint8_t* arena_ = nullptr;
+  uint8_t* out_ = nullptr;
+  uint64_t out_capacity_ = 0;
   uint64_t capacity_ = 0;
   Counters* counters_ = nullptr;
 };

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "gpu/device_encoder.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
@@ -20,7 +21,8 @@ std::atomic<int> g_injected{static_cast<int>(GpuStage::kNone)};
 std::once_flag g_injected_from_env;
 
 constexpr GpuStage kStages[] = {GpuStage::kAlloc, GpuStage::kCopyIn, GpuStage::kVerify,
-                                GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut};
+                                GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut,
+                                GpuStage::kEncode};
 
 void ReadInjectionFromEnv() {
   const char* v = std::getenv("ACCELKV_GPU_FAIL_STAGE");
@@ -69,6 +71,8 @@ const char* GpuStageName(GpuStage stage) {
       return "dedup";
     case GpuStage::kCopyOut:
       return "copy_out";
+    case GpuStage::kEncode:
+      return "encode";
   }
   return "unknown";
 }
@@ -83,9 +87,15 @@ GpuStage InjectedFailure() {
 uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t entries, uint64_t blocks) {
   // key offset (8) + key size (4) + flags (1) + two sort item arrays (32) +
   // merge-sort scratch (~16) + keep flag (1) + kept index (4), rounded up.
+  // Encoding (a later, separate allocation) needs the arena again, an output
+  // about as large (+ 12 B of offsets per entry + 17 per block) and the plan
+  // (40 B per entry); the larger of the two phases is what must fit.
   constexpr uint64_t kPerEntry = 72;
   constexpr uint64_t kSlack = 32ull << 20;
-  return arena_bytes + entries * kPerEntry + blocks * sizeof(BlockSpan) + kSlack;
+  const uint64_t sort = arena_bytes + entries * kPerEntry + blocks * sizeof(BlockSpan);
+  const uint64_t encode =
+      2 * arena_bytes + entries * (sizeof(EncodeEntry) + 12) + blocks * (sizeof(EncodeBlock) + 17);
+  return std::max(sort, encode) + kSlack;
 }
 
 #if !defined(ACCELKV_WITH_CUDA)
@@ -231,7 +241,24 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   }
   if (!s.ok()) return s;
   result->dropped_entries = n - out.kept.size();
+  if (UseDeviceEncode(input)) {
+    return gpu::EncodeOutputsOnDevice(spec, input, out.kept, device_.get(), result);
+  }
+  if (gpu::InjectedFailure() == GpuStage::kEncode) {
+    return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
+  }
   return gpu::AssembleOutputs(spec, input, out.kept, result);
+}
+
+bool GpuCompactionExecutor::UseDeviceEncode(const gpu::JobInput& input) const {
+  const char* forced = std::getenv("ACCELKV_GPU_ENCODE");
+  if (forced != nullptr && std::strcmp(forced, "device") == 0) return true;
+  if (forced != nullptr && std::strcmp(forced, "cpu") == 0) return false;
+  const uint64_t n = input.value_size.size();
+  if (n == 0) return true;
+  uint64_t total = 0;
+  for (uint32_t v : input.value_size) total += v;
+  return total / n <= options_.device_encode_max_avg_value;
 }
 
 void GpuCompactionExecutor::RecordOutcome(const Status& s, const CompactionJobResult& result) {

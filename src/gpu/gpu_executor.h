@@ -40,12 +40,20 @@ namespace accelkv {
 
 namespace gpu {
 class KeySortDevice;
+struct JobInput;
 }  // namespace gpu
 
 struct GpuExecutorOptions {
   // Jobs with fewer input bytes run on the CPU. INITIAL VALUE, NOT MEASURED:
   // replace with the crossover measured by scripts/gpu_all.sh (docs/GPU.md).
   uint64_t min_input_bytes = 16ull << 20;
+  // Encode mode: jobs whose input values average at most this many bytes
+  // have their output data blocks built on the device (device-encode mode);
+  // larger values stay in place and the CPU assembles the blocks from the
+  // input arena (keys-only mode, only keys and value references cross PCIe).
+  // The environment variable ACCELKV_GPU_ENCODE=device|cpu forces a mode
+  // (measurements). docs/GPU.md, "Encode modes", gives the measured crossover.
+  uint64_t device_encode_max_avg_value = 2048;
   // Fraction of the device's free memory (at Create) one job may use.
   double device_memory_fraction = 0.5;
   // Consecutive Aborted jobs that mark the GPU unhealthy, and for how long.
@@ -54,7 +62,7 @@ struct GpuExecutorOptions {
 };
 
 // Where an injected failure strikes (tests; SetInjectedFailure).
-enum class GpuStage { kNone, kAlloc, kCopyIn, kVerify, kSort, kDedup, kCopyOut };
+enum class GpuStage { kNone, kAlloc, kCopyIn, kVerify, kSort, kDedup, kCopyOut, kEncode };
 const char* GpuStageName(GpuStage stage);
 
 struct GpuExecutorStats {
@@ -103,6 +111,8 @@ class GpuCompactionExecutor final : public CompactionExecutor {
 
  private:
   Status RunLocked(const CompactionJobSpec& spec, CompactionJobResult* result);
+  // Device-encode mode for this job (see device_encode_max_avg_value).
+  bool UseDeviceEncode(const gpu::JobInput& input) const;
   void RecordOutcome(const Status& s, const CompactionJobResult& result);
   uint64_t NowMicros() const;
 

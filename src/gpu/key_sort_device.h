@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "accelkv/status.h"
+#include "gpu/encode_common.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/key_sort_common.h"
 
@@ -50,6 +51,16 @@ struct KeySortOutput {
   uint64_t bad_block = ~uint64_t{0};
 };
 
+// The data blocks of a job's output tables, planned by the CPU
+// (device_encoder.h) for the device to fill (encode_common.h).
+struct EncodeJob {
+  const uint8_t* arena = nullptr;  // the job's input arena (from HostArena)
+  uint64_t arena_size = 0;
+  std::vector<EncodeEntry> entries;  // in output order
+  std::vector<EncodeBlock> blocks;   // in output order
+  uint64_t out_size = 0;             // bytes of every block with its trailer
+};
+
 class KeySortDevice {
  public:
   virtual ~KeySortDevice() = default;
@@ -59,11 +70,22 @@ class KeySortDevice {
   // later calls: valid until the next HostArena call or destruction.
   virtual Status HostArena(uint64_t bytes, uint8_t** arena) = 0;
 
+  // A host buffer of at least bytes for encoded output (pinned on the GPU
+  // backend), reused like HostArena's.
+  virtual Status HostOutput(uint64_t bytes, uint8_t** out) = 0;
+
+  // Fills every planned data block of job into out[0, job.out_size) (from
+  // HostOutput): keys, values, offset arrays, entry count, trailer. Adds its
+  // time under "gpu_encode". Aborted("gpu: encode: ...") on any failure.
+  virtual Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
+                              std::map<std::string, uint64_t>* stage_micros) = 0;
+
   // Device bytes one job may use (the memory budget).
   virtual uint64_t MemoryBudget() const = 0;
 
   // Device bytes a job of this shape needs (arena + per-entry arrays +
-  // sort scratch), for the budget check.
+  // sort scratch, and for the device encoder a second copy of the arena, the
+  // output and the per-entry plan), for the budget check.
   static uint64_t BytesNeeded(uint64_t arena_bytes, uint64_t entries, uint64_t blocks);
 
   // Verifies, sorts and filters; adds its stage times (micros) under

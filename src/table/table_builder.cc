@@ -166,21 +166,33 @@ Status TableBuilder::status() const { return rep_->status; }
 uint64_t TableBuilder::NumEntries() const { return rep_->props.num_entries; }
 uint64_t TableBuilder::FileSize() const { return rep_->offset; }
 
-uint64_t TableBuilder::EstimatedFileSize() const {
-  const Rep* r = rep_.get();
-  uint64_t size = r->offset;
-  uint64_t index = r->index_block.CurrentSizeEstimate();
-  if (!r->data_block.empty()) {
-    size += r->data_block.CurrentSizeEstimate() + kBlockTrailerSize;
-    index += r->last_key.size() + BlockHandle::kEncodedLength + 8;
+uint64_t EstimateTableFileSize(const TableSizeState& st) {
+  uint64_t size = st.offset;
+  uint64_t index = st.index_block_size;
+  if (st.data_block_size > 0) {
+    size += st.data_block_size + kBlockTrailerSize;
+    index += st.last_key_size + BlockHandle::kEncodedLength + 8;
   }
   size += index + kBlockTrailerSize;
-  if (r->filter != nullptr && r->props.num_entries > 0) {
-    size += r->filter->EncodedSize() + kBlockTrailerSize;
-  }
-  size += EmptyPropertiesBlockSize() + r->props.comparator_name.size() +
-          r->props.smallest_key.size() + r->last_key.size() + kBlockTrailerSize;
+  if (st.filter_encoded_size > 0) size += st.filter_encoded_size + kBlockTrailerSize;
+  size += EmptyPropertiesBlockSize() + st.comparator_name_size + st.smallest_key_size +
+          st.last_key_size + kBlockTrailerSize;
   return size + Footer::kEncodedLength;
+}
+
+uint64_t TableBuilder::EstimatedFileSize() const {
+  const Rep* r = rep_.get();
+  TableSizeState st;
+  st.offset = r->offset;
+  st.index_block_size = r->index_block.CurrentSizeEstimate();
+  st.data_block_size = r->data_block.empty() ? 0 : r->data_block.CurrentSizeEstimate();
+  st.last_key_size = r->last_key.size();
+  if (r->filter != nullptr && r->props.num_entries > 0) {
+    st.filter_encoded_size = r->filter->EncodedSize();
+  }
+  st.comparator_name_size = r->props.comparator_name.size();
+  st.smallest_key_size = r->props.smallest_key.size();
+  return EstimateTableFileSize(st);
 }
 
 const TableProperties& TableBuilder::properties() const { return rep_->props; }

@@ -15,6 +15,20 @@
 
 namespace accelkv {
 
+// What TableBuilder::EstimatedFileSize depends on, so a planner that tracks
+// sizes without building blocks (the GPU executor's device encoder) computes
+// the same number, and so splits outputs where the CPU executor does.
+struct TableSizeState {
+  uint64_t offset = 0;               // bytes of the finished data blocks with trailers
+  uint64_t index_block_size = 0;     // the index BlockBuilder's CurrentSizeEstimate()
+  uint64_t data_block_size = 0;      // the open data block's CurrentSizeEstimate(); 0: none
+  uint64_t last_key_size = 0;        // the last added key
+  uint64_t filter_encoded_size = 0;  // FilterBuilder::EncodedSize(); 0: no filter block
+  uint64_t comparator_name_size = 0;
+  uint64_t smallest_key_size = 0;
+};
+uint64_t EstimateTableFileSize(const TableSizeState& state);
+
 class TableBuilder {
  public:
   // Does not take ownership of file; the caller Syncs and Closes it after Finish().

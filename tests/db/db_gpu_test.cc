@@ -115,7 +115,8 @@ TEST_F(DBGpuTest, ForcedCompactionsRunOnTheGpuAndMatchTheModel) {
 
 TEST_F(DBGpuTest, FailureAtEachStageFallsBackToTheCpuAndLosesNothing) {
   const GpuStage stages[] = {GpuStage::kAlloc, GpuStage::kCopyIn, GpuStage::kVerify,
-                             GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut};
+                             GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut,
+                             GpuStage::kEncode};
   int round = 0;
   for (GpuStage stage : stages) {
     SCOPED_TRACE(std::string("stage ") + GpuStageName(stage));

@@ -4,6 +4,7 @@
 // give Aborted with no file created; a flipped byte must give Corruption.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -80,8 +81,12 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
 TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
   const uint64_t seed = test::TestSeed();
   Random rnd(seed);
-  for (int iter = 0; iter < 25; ++iter) {
-    SCOPED_TRACE("iteration " + std::to_string(iter));
+  // Both encode modes: the device builds the data blocks, or the CPU
+  // assembles them from the arena (keys-only).
+  for (int iter = 0; iter < 50; ++iter) {
+    const char* mode = iter % 2 == 0 ? "device" : "cpu";
+    ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+    SCOPED_TRACE("iteration " + std::to_string(iter) + ", encode mode " + mode);
     test::GpuJobShape shape;
     shape.l0_files = 1 + static_cast<int>(rnd.Uniform(6));
     shape.l1_files = static_cast<int>(rnd.Uniform(3));
@@ -120,9 +125,11 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     for (const char* stage : {"read", "decode", "verify", "sort", "dedup", "encode", "write"}) {
       EXPECT_TRUE(gpu_result.stage_micros.count(stage)) << stage;
     }
+    EXPECT_EQ(iter % 2 == 0, gpu_result.stage_micros.count("gpu_encode") > 0);
   }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
   const GpuExecutorStats stats = gpu_->GetStats();
-  EXPECT_EQ(25u, stats.jobs);
+  EXPECT_EQ(50u, stats.jobs);
   EXPECT_EQ(0u, stats.failures);
 }
 
@@ -130,7 +137,8 @@ TEST_P(GpuExecutorTest, InjectedFailureAtEachStageCreatesNoFiles) {
   Random rnd(test::TestSeed());
   const test::GpuJob job = NewJob(&rnd);
   const GpuStage stages[] = {GpuStage::kAlloc, GpuStage::kCopyIn, GpuStage::kVerify,
-                             GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut};
+                             GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut,
+                             GpuStage::kEncode};
   options_.max_consecutive_failures = 100;
   if (GetParam() == "host") {
     gpu_ = std::make_unique<GpuCompactionExecutor>(options_, gpu::NewHostKeySortDevice(kBudget));

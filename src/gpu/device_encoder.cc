@@ -1,0 +1,278 @@
+#include "gpu/device_encoder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "table/block_builder.h"
+#include "table/filter.h"
+#include "table/format.h"
+#include "table/properties_block.h"
+#include "table/table_builder.h"
+#include "util/filename.h"
+#include "util/internal_key.h"
+
+namespace accelkv {
+namespace gpu {
+
+namespace {
+
+uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count());
+}
+
+// One output table as planned: its data blocks are job.blocks[first_block,
+// end_block), encoded into out[out_offset, out_offset + data_bytes).
+struct PlannedTable {
+  uint64_t out_offset = 0;
+  uint64_t data_bytes = 0;
+  TableProperties props;
+  std::unique_ptr<FilterBuilder> filter;
+  BlockBuilder index;
+};
+
+// Walks the kept entries as CpuCompactionExecutor + TableBuilder would, with
+// sizes only (docs/FORMAT.md, "Data blocks" boundary rule; OutputSplitter
+// over EstimateTableFileSize), filling the EncodeJob and the tables' index
+// blocks, properties and filters. Mirrors TableBuilder::Add/FlushDataBlock/
+// Finish step for step; the executor tests check the result byte for byte.
+class Planner {
+ public:
+  Planner(const CompactionJobSpec& spec, const JobInput& input, EncodeJob* job)
+      : spec_(spec), input_(input), job_(job), splitter_(spec.compaction) {
+    const Comparator* named = spec.table_options.user_comparator != nullptr
+                                  ? spec.table_options.user_comparator
+                                  : spec.table_options.comparator;
+    comparator_name_ = named->Name();
+  }
+
+  Status Add(uint32_t i) {
+    const char* arena = reinterpret_cast<const char*>(input_.keys.arena);
+    const Slice key(arena + input_.keys.key_offset[i], input_.keys.key_size[i]);
+    const uint32_t value_size = input_.value_size[i];
+    const uint64_t current = table_ != nullptr ? EstimatedFileSize() : 0;
+    if (splitter_.ShouldStopBefore(key, current) && table_ != nullptr) FinishTable();
+    if (table_ == nullptr) StartTable();
+
+    ParsedInternalKey parsed;
+    if (!ParseInternalKey(key, &parsed)) return Status::Corruption("gpu: encode: bad internal key");
+    const uint64_t entry_size = key.size() + value_size + 8;
+    TableProperties& p = table_->props;
+    if (p.num_entries > 0) {
+      const uint64_t bs = spec_.table_options.block_size;
+      if (prefix_next_ / bs != prefix_prev_ / bs) FlushBlock();
+    } else {
+      p.smallest_key.assign(key.data(), key.size());
+      p.smallest_seqno = parsed.sequence;
+      p.largest_seqno = parsed.sequence;
+    }
+    if (OpenBlockSize() + entry_size > BlockBuilder::kMaxBlockSize) {
+      // TableBuilder fails such a job; the CPU executor reruns it and says so.
+      return Status::NotSupported("gpu: encode: entry too large for a block");
+    }
+    prefix_prev_ = prefix_next_;
+    prefix_next_ += entry_size;
+
+    EncodeEntry e;
+    e.key_src = input_.keys.key_offset[i];
+    e.value_src = input_.value_offset[i];
+    e.key_size = static_cast<uint32_t>(key.size());
+    e.value_size = value_size;
+    e.block = static_cast<uint32_t>(job_->blocks.size());
+    e.slot = block_.n;
+    e.key_dst = block_.key_bytes;
+    e.value_dst = block_.value_bytes;  // + K once the block closes
+    job_->entries.push_back(e);
+    block_.n++;
+    block_.key_bytes += e.key_size;
+    block_.value_bytes += value_size;
+
+    last_key_ = key;
+    if (table_->filter != nullptr) table_->filter->AddKey(parsed.user_key);
+    p.num_entries++;
+    if (parsed.type == ValueType::kDeletion) p.num_deletions++;
+    p.raw_key_bytes += key.size();
+    p.raw_value_bytes += value_size;
+    p.smallest_seqno = std::min(p.smallest_seqno, parsed.sequence);
+    p.largest_seqno = std::max(p.largest_seqno, parsed.sequence);
+    return Status::OK();
+  }
+
+  void Finish() {
+    if (table_ != nullptr) FinishTable();
+    job_->out_size = out_cursor_;
+  }
+
+  std::vector<std::unique_ptr<PlannedTable>>& tables() { return tables_; }
+
+ private:
+  uint64_t OpenBlockSize() const { return block_.n == 0 ? 0 : EncodedBlockSize(block_); }
+
+  uint64_t EstimatedFileSize() const {
+    TableSizeState st;
+    st.offset = offset_;
+    st.index_block_size = table_->index.CurrentSizeEstimate();
+    st.data_block_size = OpenBlockSize();
+    st.last_key_size = last_key_.size();
+    if (table_->filter != nullptr && table_->props.num_entries > 0) {
+      st.filter_encoded_size = table_->filter->EncodedSize();
+    }
+    st.comparator_name_size = table_->props.comparator_name.size();
+    st.smallest_key_size = table_->props.smallest_key.size();
+    return EstimateTableFileSize(st);
+  }
+
+  void StartTable() {
+    tables_.push_back(std::make_unique<PlannedTable>());
+    table_ = tables_.back().get();
+    table_->out_offset = out_cursor_;
+    table_->props.comparator_name = comparator_name_;
+    if (spec_.table_options.bloom_bits_per_key > 0) {
+      table_->filter = std::make_unique<FilterBuilder>(spec_.table_options.bloom_bits_per_key);
+    }
+    offset_ = 0;
+    prefix_prev_ = 0;
+    prefix_next_ = 0;
+    last_key_ = Slice();
+    block_ = EncodeBlock{};
+  }
+
+  void FlushBlock() {
+    if (block_.n == 0) return;
+    block_.out_offset = table_->out_offset + offset_;
+    const size_t first = job_->entries.size() - block_.n;
+    for (size_t j = first; j < job_->entries.size(); ++j) {
+      job_->entries[j].value_dst += block_.key_bytes;
+    }
+    job_->blocks.push_back(block_);
+    BlockHandle handle;
+    handle.offset = offset_;
+    handle.size = EncodedBlockSize(block_);
+    offset_ += handle.size + kBlockTrailerSize;
+    table_->props.num_data_blocks++;
+    table_->props.data_bytes += handle.size + kBlockTrailerSize;
+    char encoded[BlockHandle::kEncodedLength];
+    handle.EncodeTo(encoded);
+    table_->index.Add(last_key_, Slice(encoded, sizeof(encoded)));
+    block_ = EncodeBlock{};
+  }
+
+  void FinishTable() {
+    FlushBlock();
+    table_->props.largest_key.assign(last_key_.data(), last_key_.size());
+    table_->data_bytes = offset_;
+    out_cursor_ += offset_;
+    table_ = nullptr;
+  }
+
+  const CompactionJobSpec& spec_;
+  const JobInput& input_;
+  EncodeJob* const job_;
+  OutputSplitter splitter_;
+  std::string comparator_name_;
+  std::vector<std::unique_ptr<PlannedTable>> tables_;
+  PlannedTable* table_ = nullptr;  // the open table
+  uint64_t offset_ = 0;            // its finished data blocks with trailers
+  uint64_t prefix_prev_ = 0;       // P_{i-1} (TableBuilder)
+  uint64_t prefix_next_ = 0;       // P_i
+  Slice last_key_;                 // into the arena
+  EncodeBlock block_{};            // the open data block (n == 0: none)
+  uint64_t out_cursor_ = 0;        // end of the planned output
+};
+
+// Appends block contents and its trailer to dst; returns its handle at *offset
+// and advances *offset.
+BlockHandle AppendBlock(const Slice& contents, uint64_t* offset, std::string* dst) {
+  BlockHandle handle;
+  handle.offset = *offset;
+  handle.size = contents.size();
+  dst->append(contents.data(), contents.size());
+  AppendBlockTrailer(contents, dst);
+  *offset += contents.size() + kBlockTrailerSize;
+  return handle;
+}
+
+// Filter, properties and index blocks and the footer of a planned table.
+std::string TableTail(PlannedTable* t) {
+  std::string tail;
+  Footer footer;
+  uint64_t offset = t->data_bytes;
+  if (t->filter != nullptr && t->props.num_entries > 0) {
+    std::string filter;
+    t->filter->Finish(&filter);
+    footer.filter_handle = AppendBlock(filter, &offset, &tail);
+  }
+  std::string props;
+  EncodePropertiesBlock(t->props, &props);
+  footer.properties_handle = AppendBlock(props, &offset, &tail);
+  footer.index_handle = AppendBlock(t->index.Finish(), &offset, &tail);
+  footer.EncodeTo(&tail);
+  return tail;
+}
+
+}  // namespace
+
+Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
+                             const std::vector<uint32_t>& kept, KeySortDevice* device,
+                             CompactionJobResult* result) {
+  if (spec.table_options.block_size == 0 ||
+      spec.table_options.compression != CompressionType::kNone) {
+    return Status::NotSupported("gpu: encode: table options the device encoder does not take");
+  }
+  auto t = std::chrono::steady_clock::now();
+  EncodeJob job;
+  job.arena = input.keys.arena;
+  job.arena_size = input.keys.arena_size;
+  job.entries.reserve(kept.size());
+  Planner planner(spec, input, &job);
+  for (uint32_t i : kept) {
+    Status s = planner.Add(i);
+    if (!s.ok()) return s;
+  }
+  planner.Finish();
+  result->stage_micros["plan"] += MicrosSince(t);
+
+  uint8_t* out = nullptr;
+  Status s = device->HostOutput(job.out_size, &out);
+  if (s.ok()) s = device->EncodeBlocks(job, out, &result->stage_micros);
+  if (!s.ok()) return s;
+
+  for (std::unique_ptr<PlannedTable>& table : planner.tables()) {
+    t = std::chrono::steady_clock::now();
+    const std::string tail = TableTail(table.get());
+    result->stage_micros["encode"] += MicrosSince(t);
+
+    t = std::chrono::steady_clock::now();
+    const TableProperties& props = table->props;
+    FileMetaData meta;
+    meta.number = spec.new_file_number();
+    meta.file_size = table->data_bytes + tail.size();
+    meta.smallest.DecodeFrom(props.smallest_key);
+    meta.largest.DecodeFrom(props.largest_key);
+    meta.smallest_seqno = props.smallest_seqno;
+    meta.largest_seqno = props.largest_seqno;
+    meta.num_entries = props.num_entries;
+    meta.num_deletions = props.num_deletions;
+    std::unique_ptr<WritableFile> file;
+    s = spec.env->NewWritableFile(TableFileName(spec.dbname, meta.number), &file);
+    if (!s.ok()) return s;
+    result->outputs.push_back(meta);
+    s = file->Append(
+        Slice(reinterpret_cast<const char*>(out) + table->out_offset, table->data_bytes));
+    if (s.ok()) s = file->Append(tail);
+    if (s.ok()) s = file->Sync();
+    const Status close = file->Close();
+    if (s.ok()) s = close;
+    result->stage_micros["write"] += MicrosSince(t);
+    if (!s.ok()) return s;
+    result->bytes_written += meta.file_size;
+    result->output_entries += meta.num_entries;
+  }
+  return Status::OK();
+}
+
+}  // namespace gpu
+}  // namespace accelkv

@@ -1,0 +1,40 @@
+// Device encoding of a GPU compaction job's output tables (docs/GPU.md,
+// "Encode modes"). After the device has ordered and filtered the entries:
+//   plan (CPU)        walk the kept entries with sizes only, deciding output
+//                     files (OutputSplitter over TableBuilder's size estimate)
+//                     and data blocks (the prefix-sum boundary rule) exactly
+//                     as TableBuilder would, and where every key and value
+//                     lands; gather the table properties and filter keys;
+//   gpu_encode        the device fills every data block and its trailer;
+//   encode (CPU)      filter, properties and index blocks and the footer of
+//                     each table (small: one index entry per data block);
+//   write (CPU)       each file written from the encoded buffer, fsynced.
+// The files are byte-identical to TableBuilder's (the randomized executor
+// tests compare them with the CPU executor's).
+//
+// Errors: anything the device reports (Aborted) comes back before any file
+// exists; file-system errors come back with the created files listed in
+// result->outputs.
+//
+// Thread safety: one job at a time (the executor serializes).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "accelkv/status.h"
+#include "compaction/compaction_executor.h"
+#include "gpu/job_input.h"
+#include "gpu/key_sort_device.h"
+
+namespace accelkv {
+namespace gpu {
+
+// Writes the output tables of the entries `kept` (indices into input's
+// entry arrays, in output order).
+Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
+                             const std::vector<uint32_t>& kept, KeySortDevice* device,
+                             CompactionJobResult* result);
+
+}  // namespace gpu
+}  // namespace accelkv
