@@ -53,7 +53,7 @@ struct GpuExecutorOptions {
   // input arena (keys-only mode, only keys and value references cross PCIe).
   // The environment variable ACCELKV_GPU_ENCODE=device|cpu forces a mode
   // (measurements). docs/GPU.md, "Encode modes", gives the measured crossover.
-  uint64_t device_encode_max_avg_value = 2048;
+  uint64_t device_encode_max_avg_value = 4096;
   // Fraction of the device's free memory (at Create) one job may use.
   double device_memory_fraction = 0.5;
   // Consecutive Aborted jobs that mark the GPU unhealthy, and for how long.
