@@ -16,8 +16,8 @@
 
 #include "compaction/cpu_compaction_executor.h"
 #include "gpu/gpu_executor.h"
-#include "gpu/key_sort_device.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/key_sort_device.h"
 #include "table/table_builder.h"
 #include "testutil/test_util.h"
 #include "util/filename.h"
