@@ -20,8 +20,10 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "accelkv/env.h"
 #include "util/thread_annotations.h"
@@ -29,36 +31,61 @@
 namespace accelkv {
 namespace {
 
+// A file's bytes in fixed-size chunks (as LevelDB's memenv): an append never
+// moves what is already stored, so large files grow without regrowth copies.
 class FileState {
  public:
   uint64_t Size() const EXCLUDES(mu_) {
     std::lock_guard<std::mutex> l(mu_);
-    return data_.size();
+    return size_;
   }
   void Truncate() EXCLUDES(mu_) {
     std::lock_guard<std::mutex> l(mu_);
-    data_.clear();
+    chunks_.clear();
+    size_ = 0;
   }
   void Append(const Slice& s) EXCLUDES(mu_) {
     std::lock_guard<std::mutex> l(mu_);
-    data_.append(s.data(), s.size());
+    const char* src = s.data();
+    size_t left = s.size();
+    while (left > 0) {
+      const size_t used = static_cast<size_t>(size_ % kChunkSize);
+      if (used == 0 && size_ / kChunkSize == chunks_.size()) {
+        chunks_.push_back(std::make_unique<char[]>(kChunkSize));
+      }
+      const size_t n = std::min(left, kChunkSize - used);
+      std::memcpy(chunks_.back().get() + used, src, n);
+      src += n;
+      left -= n;
+      size_ += n;
+    }
   }
   // Copies up to n bytes at offset into scratch; *result = the bytes read.
   void Read(uint64_t offset, size_t n, Slice* result, char* scratch) const EXCLUDES(mu_) {
     std::lock_guard<std::mutex> l(mu_);
-    if (offset >= data_.size()) {
+    if (offset >= size_) {
       *result = Slice(scratch, 0);
       return;
     }
-    size_t avail = static_cast<size_t>(data_.size() - offset);
-    size_t len = std::min(n, avail);
-    if (len > 0) std::memcpy(scratch, data_.data() + offset, len);
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(n, size_ - offset));
+    size_t done = 0;
+    while (done < len) {
+      const uint64_t at = offset + done;
+      const size_t in_chunk = static_cast<size_t>(at % kChunkSize);
+      const size_t m = std::min(len - done, kChunkSize - in_chunk);
+      std::memcpy(scratch + done, chunks_[static_cast<size_t>(at / kChunkSize)].get() + in_chunk,
+                  m);
+      done += m;
+    }
     *result = Slice(scratch, len);
   }
 
  private:
+  static constexpr size_t kChunkSize = 64 << 10;
+
   mutable std::mutex mu_;
-  std::string data_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<char[]>> chunks_ GUARDED_BY(mu_);
+  uint64_t size_ GUARDED_BY(mu_) = 0;
 };
 
 using FileRef = std::shared_ptr<FileState>;

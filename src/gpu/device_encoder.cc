@@ -217,15 +217,18 @@ std::string TableTail(PlannedTable* t) {
 
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const std::vector<uint32_t>& kept, KeySortDevice* device,
-                             CompactionJobResult* result) {
+                             EncodeJob* scratch, CompactionJobResult* result) {
   if (spec.table_options.block_size == 0 ||
       spec.table_options.compression != CompressionType::kNone) {
     return Status::NotSupported("gpu: encode: table options the device encoder does not take");
   }
   auto t = std::chrono::steady_clock::now();
-  EncodeJob job;
+  EncodeJob& job = *scratch;
   job.arena = input.keys.arena;
   job.arena_size = input.keys.arena_size;
+  job.entries.clear();
+  job.blocks.clear();
+  job.out_size = 0;
   job.entries.reserve(kept.size());
   Planner planner(spec, input, &job);
   for (uint32_t i : kept) {

@@ -31,10 +31,11 @@ namespace accelkv {
 namespace gpu {
 
 // Writes the output tables of the entries `kept` (indices into input's
-// entry arrays, in output order).
+// entry arrays, in output order). *job is scratch, reused across jobs so its
+// per-entry array keeps its pages.
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const std::vector<uint32_t>& kept, KeySortDevice* device,
-                             CompactionJobResult* result);
+                             EncodeJob* job, CompactionJobResult* result);
 
 }  // namespace gpu
 }  // namespace accelkv

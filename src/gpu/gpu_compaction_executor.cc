@@ -147,7 +147,10 @@ std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& opt
 
 GpuCompactionExecutor::GpuCompactionExecutor(const GpuExecutorOptions& options,
                                              std::unique_ptr<gpu::KeySortDevice> device)
-    : options_(options), device_(std::move(device)) {}
+    : options_(options),
+      device_(std::move(device)),
+      input_(std::make_unique<gpu::JobInput>()),
+      encode_job_(std::make_unique<gpu::EncodeJob>()) {}
 
 GpuCompactionExecutor::~GpuCompactionExecutor() = default;
 
@@ -209,7 +212,8 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
     return Status::NotSupported("gpu: the user comparator is not bytewise",
                                 spec.internal_comparator->user_comparator()->Name());
   }
-  gpu::JobInput input;
+  gpu::JobInput& input = *input_;  // reused: its arrays keep their pages
+  input.Clear();
   auto t = std::chrono::steady_clock::now();
   Status s = gpu::ReadInputTables(spec, device_.get(), &input);
   result->stage_micros["read"] += MicrosSince(t);
@@ -242,7 +246,8 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   if (!s.ok()) return s;
   result->dropped_entries = n - out.kept.size();
   if (UseDeviceEncode(input)) {
-    return gpu::EncodeOutputsOnDevice(spec, input, out.kept, device_.get(), result);
+    return gpu::EncodeOutputsOnDevice(spec, input, out.kept, device_.get(), encode_job_.get(),
+                                      result);
   }
   if (gpu::InjectedFailure() == GpuStage::kEncode) {
     return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));

@@ -40,6 +40,7 @@ namespace accelkv {
 
 namespace gpu {
 class KeySortDevice;
+struct EncodeJob;
 struct JobInput;
 }  // namespace gpu
 
@@ -118,6 +119,10 @@ class GpuCompactionExecutor final : public CompactionExecutor {
 
   const GpuExecutorOptions options_;
   std::unique_ptr<gpu::KeySortDevice> device_;
+  // Per-job scratch reused across jobs (under job_mu_): grows to the largest
+  // job, like the device's pinned buffers.
+  std::unique_ptr<gpu::JobInput> input_;
+  std::unique_ptr<gpu::EncodeJob> encode_job_;
   std::mutex job_mu_;  // one job on the device at a time
   mutable std::mutex stats_mu_;
   GpuExecutorStats stats_;

@@ -167,6 +167,19 @@ const InputTable& JobInput::TableAt(uint64_t offset) const {
   return *(it - 1);
 }
 
+void JobInput::Clear() {
+  tables.clear();
+  keys.arena = nullptr;
+  keys.arena_size = 0;
+  keys.blocks.clear();
+  keys.key_offset.clear();
+  keys.key_size.clear();
+  keys.flags.clear();
+  keys.snapshots.clear();
+  value_offset.clear();
+  value_size.clear();
+}
+
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input) {
   const Compaction* c = spec.compaction;
   uint64_t total = 0;
@@ -190,6 +203,16 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
 
 Status DecodeInputTables(const CompactionJobSpec& spec, JobInput* input) {
   input->keys.snapshots.assign(spec.snapshots.begin(), spec.snapshots.end());
+  // The files' entry counts size the per-entry arrays up front (no regrowth).
+  uint64_t entries = 0;
+  for (int which = 0; which < 2; ++which) {
+    for (const FileMetaPtr& f : spec.compaction->inputs(which)) entries += f->num_entries;
+  }
+  input->keys.key_offset.reserve(entries);
+  input->keys.key_size.reserve(entries);
+  input->keys.flags.reserve(entries);
+  input->value_offset.reserve(entries);
+  input->value_size.reserve(entries);
   for (const InputTable& t : input->tables) {
     TableDecoder decoder(spec, input->keys.arena, t, input);
     Status s = decoder.Decode();

@@ -36,6 +36,9 @@ struct JobInput {
 
   // The table holding arena offset `offset` (REQUIRES: inside some table).
   const InputTable& TableAt(uint64_t offset) const;
+  // Empties every array but keeps its capacity: the executor reuses one
+  // JobInput across jobs, so a job's per-entry arrays are not fresh pages.
+  void Clear();
 };
 
 // Reads every input file of spec.compaction (level inputs, then
