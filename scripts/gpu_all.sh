@@ -14,7 +14,7 @@
 # Env: GPU_TEST_BIN (default build-h/tests/gpu_test), DB_TEST_BIN (default
 # db_test beside it), BENCH_BIN (accelkv-bench built with CUDA, default
 # build-bench-gpu/bench/accelkv-bench), GPU_DB_BENCH_NUM (5000000),
-# GPU_DB_BENCH_STRESS ("0 15"), ACCELKV_GPU_BENCH_MB, ACCELKV_GPU_BENCH_VALUES
+# GPU_DB_BENCH_STRESS ("0 15"), GPU_DB_BENCH_THREADS (1), ACCELKV_GPU_BENCH_MB, ACCELKV_GPU_BENCH_VALUES
 # (see tests/gpu/gpu_bench_test.cc).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -77,10 +77,10 @@ elif [ -x "$BENCH_BIN" ]; then
       engine=${cfg%%:*}
       extra=()
       [ "$cfg" != "$engine" ] && extra=(--engine-opt "$cfg")
-      echo "== db bench: $cfg fillrandom num=$num stress-cpu=$stress"
+      echo "== db bench: $cfg fillrandom num=$num threads=${GPU_DB_BENCH_THREADS:-1} stress-cpu=$stress"
       rm -rf /tmp/gpu-db-bench
       timeout 240 "$BENCH_BIN" --engine="$engine" --workload=fillrandom --num="$num" \
-        --threads=1 --key-size=16 --value-size=128 --stress-cpu="$stress" --quiet \
+        --threads="${GPU_DB_BENCH_THREADS:-1}" --key-size=16 --value-size=128 --stress-cpu="$stress" --quiet \
         --db=/tmp/gpu-db-bench --json="$OUT/db_bench.jsonl" "${extra[@]}" 2>>"$OUT/db_bench.log" |
         grep -E "^(accelkv|rocksdb) " || rc=1
       tail -n 1 "$OUT/db_bench.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("\n".join(l for l in d.get("engine_stats","").splitlines() if "Executor" in l or "gpu compaction" in l or "stages" in l))' || true
