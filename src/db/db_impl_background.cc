@@ -93,13 +93,29 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit, uint64_t* file
 }
 
 // Serializes LogAndApply between flushes and compactions running at once.
+namespace {
+
+// True when the edit adds a table file that it does not also remove from
+// another level (a trivial move adds and removes the same number).
+bool AddsNewTableFiles(const VersionEdit& edit) {
+  for (const auto& [level, f] : edit.new_files()) {
+    bool moved = false;
+    for (const auto& [from, number] : edit.deleted_files()) moved = moved || number == f.number;
+    if (!moved) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status DBImpl::ApplyEdit(VersionEdit* edit, std::unique_lock<std::mutex>& lock) {
   manifest_cv_.wait(lock, [this] { return !manifest_busy_; });
   manifest_busy_ = true;
   Status s;
-  if (!edit->new_files().empty()) {
+  if (AddsNewTableFiles(*edit)) {
     // The new tables' directory entries must be durable before the MANIFEST
-    // names them (and before their inputs or WALs are deleted).
+    // names them (and before their inputs or WALs are deleted). A trivial
+    // move only renames a file's level: its entry is durable already.
     lock.unlock();
     s = env_->SyncDir(dbname_);
     lock.lock();
