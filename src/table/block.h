@@ -1,6 +1,7 @@
-// Block: a decoded, validated block (docs/format/table.md, "Block") that owns
-// its bytes. Entry i's key and value are reached in O(1) through the fixed32
-// offset arrays, so lookups are a plain binary search without allocations.
+// Block: a decoded, validated block (docs/FORMAT.md, "Block") over its bytes.
+// Every key of a block starts with the block's shared prefix; entry i's key
+// suffix and value are reached in O(1) (fixed widths, or the end-offset
+// arrays), so lookups are a plain binary search.
 //
 // Thread safety: immutable after Parse(); safe for concurrent use. A
 // Block::Iterator is used by one thread at a time and must not outlive its Block.
@@ -9,11 +10,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "accelkv/comparator.h"
 #include "accelkv/iterator.h"
 #include "accelkv/slice.h"
 #include "accelkv/status.h"
+#include "table/block_builder.h"
 #include "table/format.h"
 #include "util/coding.h"
 
@@ -23,30 +26,42 @@ class Block {
  public:
   class Iterator;
 
-  // Validates contents (size, entry count, monotonic in-bounds offsets, section
-  // boundaries) and takes ownership. Corruption if malformed; never reads out
-  // of bounds whatever the bytes.
+  // Validates contents (footer, section sizes, monotonic in-bounds end
+  // offsets) and takes ownership. Corruption if malformed; never reads out of
+  // bounds whatever the bytes.
   static Status Parse(BlockContents contents, std::unique_ptr<Block>* result);
-  // The same checks, without taking ownership.
-  static Status Validate(const Slice& contents);
+  // The same checks, without taking ownership; *layout (if not null) is set
+  // on success.
+  static Status Validate(const Slice& contents, BlockLayout* layout = nullptr);
 
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
 
-  uint32_t num_entries() const { return n_; }
-  size_t size() const { return contents_.size; }
+  uint32_t num_entries() const { return layout_.n; }
+  size_t size() const { return size_; }
+  const BlockLayout& layout() const { return layout_; }
 
-  // REQUIRES: i < num_entries()
-  Slice key(uint32_t i) const {
-    const uint32_t b = DecodeFixed32(key_offsets_ + 4 * i);
-    const uint32_t e = DecodeFixed32(key_offsets_ + 4 * (i + 1));
-    return Slice(data_ + b, e - b);
+  // The bytes every key of the block starts with.
+  Slice prefix() const { return Slice(data_, layout_.prefix_size); }
+  // REQUIRES: i < num_entries(). Key i without prefix().
+  Slice key_suffix(uint32_t i) const {
+    const uint64_t b = KeyBegin(i);
+    return Slice(keys_ + b, KeyEnd(i) - b);
   }
+  // REQUIRES: i < num_entries(). Key i: prefix() ++ key_suffix(i), in
+  // *scratch unless the prefix is empty (then in the block itself).
+  Slice key(uint32_t i, std::string* scratch) const;
   // REQUIRES: i < num_entries()
   Slice value(uint32_t i) const {
-    const uint32_t b = DecodeFixed32(value_offsets_ + 4 * i);
-    const uint32_t e = DecodeFixed32(value_offsets_ + 4 * (i + 1));
-    return Slice(data_ + b, e - b);
+    uint64_t b, e;
+    if (layout_.value_width != BlockLayout::kVariable) {
+      b = uint64_t{i} * layout_.value_width;
+      e = b + layout_.value_width;
+    } else {
+      b = i == 0 ? 0 : End(value_ends_, i - 1);
+      e = End(value_ends_, i);
+    }
+    return Slice(values_ + b, e - b);
   }
 
   // Index of the first entry with key >= target, or num_entries().
@@ -59,42 +74,63 @@ class Block {
   ::accelkv::Iterator* NewIterator(const Comparator* cmp) const;
 
  private:
-  explicit Block(BlockContents contents);
+  Block(BlockContents contents, const BlockLayout& layout);
+
+  uint64_t End(const char* ends, uint32_t i) const {
+    if (layout_.offset_width == 2) {
+      const auto* p = reinterpret_cast<const uint8_t*>(ends + 2 * uint64_t{i});
+      return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
+    }
+    return DecodeFixed32(ends + 4 * uint64_t{i});
+  }
+  uint64_t KeyBegin(uint32_t i) const {
+    if (layout_.key_width != BlockLayout::kVariable) return uint64_t{i} * layout_.key_width;
+    return i == 0 ? 0 : End(key_ends_, i - 1);
+  }
+  uint64_t KeyEnd(uint32_t i) const {
+    if (layout_.key_width != BlockLayout::kVariable) return uint64_t{i + 1} * layout_.key_width;
+    return End(key_ends_, i);
+  }
+  // Compares key i with target by cmp.
+  int CompareKey(const Comparator* cmp, uint32_t i, const Slice& target, char* buf, size_t buf_size,
+                 std::string* spill) const;
 
   BlockContents contents_;
+  BlockLayout layout_;
+  size_t size_ = 0;
   const char* data_ = nullptr;
-  const char* key_offsets_ = nullptr;
-  const char* value_offsets_ = nullptr;
-  uint32_t n_ = 0;
+  const char* keys_ = nullptr;
+  const char* values_ = nullptr;
+  const char* key_ends_ = nullptr;
+  const char* value_ends_ = nullptr;
 };
 
 // Iterates one block by entry index; status() is always OK (the block was
-// validated by Parse).
+// validated by Parse). key() is the materialized key of the current entry.
 class Block::Iterator final : public ::accelkv::Iterator {
  public:
-  Iterator(const Block* block, const Comparator* cmp) : block_(block), cmp_(cmp) {
-    current_ = block->num_entries();
-  }
+  Iterator(const Block* block, const Comparator* cmp);
   bool Valid() const override { return current_ < block_->num_entries(); }
-  void SeekToFirst() override { current_ = 0; }
-  void SeekToLast() override {
-    current_ = block_->num_entries() == 0 ? 0 : block_->num_entries() - 1;
-  }
-  void Seek(const Slice& target) override { current_ = block_->LowerBound(cmp_, target); }
+  void SeekToFirst() override { Set(0); }
+  void SeekToLast() override { Set(block_->num_entries() == 0 ? 0 : block_->num_entries() - 1); }
+  void Seek(const Slice& target) override { Set(block_->LowerBound(cmp_, target)); }
   void SeekForPrev(const Slice& target) override {
     const uint32_t ub = block_->UpperBound(cmp_, target);
-    current_ = ub == 0 ? block_->num_entries() : ub - 1;
+    Set(ub == 0 ? block_->num_entries() : ub - 1);
   }
-  void Next() override { ++current_; }
-  void Prev() override { current_ = current_ == 0 ? block_->num_entries() : current_ - 1; }
-  Slice key() const override { return block_->key(current_); }
+  void Next() override { Set(current_ + 1); }
+  void Prev() override { Set(current_ == 0 ? block_->num_entries() : current_ - 1); }
+  Slice key() const override { return Slice(key_); }
   Slice value() const override { return block_->value(current_); }
   Status status() const override { return Status::OK(); }
 
  private:
+  void Set(uint32_t i);
+
   const Block* const block_;
   const Comparator* const cmp_;
   uint32_t current_;  // num_entries() when not valid
+  std::string key_;   // prefix ++ current suffix
 };
 
 }  // namespace accelkv

@@ -1,38 +1,168 @@
 #include "table/block_builder.h"
 
+#include <algorithm>
 #include <cassert>
+#include <cstring>
 
 #include "util/coding.h"
 
 namespace accelkv {
 
+namespace {
+
+// Length of the common prefix of a and b, at most limit.
+uint64_t CommonPrefix(const char* a, const char* b, uint64_t limit) {
+  uint64_t i = 0;
+  while (i + 8 <= limit) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) return i + static_cast<uint64_t>(__builtin_ctzll(x ^ y) / 8);  // little endian
+    i += 8;
+  }
+  while (i < limit && a[i] == b[i]) ++i;
+  return i;
+}
+
+void StoreEnd(char* dst, uint32_t width, uint64_t value) {
+  if (width == 2) {
+    dst[0] = static_cast<char>(value);
+    dst[1] = static_cast<char>(value >> 8);
+  } else {
+    EncodeFixed32(dst, static_cast<uint32_t>(value));
+  }
+}
+
+}  // namespace
+
+void BlockLayout::ComputeSize() {
+  const uint64_t arrays = (key_width == kVariable ? 1 : 0) + (value_width == kVariable ? 1 : 0);
+  const uint64_t base = uint64_t{prefix_size} + key_bytes + value_bytes + kFooterSize;
+  const uint64_t narrow = base + 2 * uint64_t{n} * arrays;
+  if (narrow <= kMaxNarrowSize) {
+    offset_width = 2;
+    size = narrow;
+  } else {
+    offset_width = 4;
+    size = base + 4 * uint64_t{n} * arrays;
+  }
+}
+
+void BlockLayoutTracker::Add(const Slice& key, const Slice& value) {
+  if (n_ == 0) {
+    first_key_.assign(key.data(), key.size());
+    prefix_ = key.size();
+    key_size_ = key.size();
+    value_size_ = value.size();
+  } else {
+    prefix_ = CommonPrefix(first_key_.data(), key.data(), std::min<uint64_t>(prefix_, key.size()));
+    keys_fixed_ = keys_fixed_ && key.size() == key_size_;
+    values_fixed_ = values_fixed_ && value.size() == value_size_;
+  }
+  ++n_;
+  raw_key_bytes_ += key.size();
+  value_bytes_ += value.size();
+}
+
+void BlockLayoutTracker::Reset() {
+  first_key_.clear();  // keeps its capacity: one tracker serves many blocks
+  n_ = 0;
+  prefix_ = 0;
+  raw_key_bytes_ = 0;
+  value_bytes_ = 0;
+  key_size_ = 0;
+  value_size_ = 0;
+  keys_fixed_ = true;
+  values_fixed_ = true;
+}
+
+BlockLayout BlockLayoutTracker::Layout() const {
+  BlockLayout l;
+  l.n = static_cast<uint32_t>(n_);
+  if (n_ > 0) {
+    l.prefix_size = static_cast<uint32_t>(prefix_);
+    l.key_width = keys_fixed_ ? static_cast<uint32_t>(key_size_ - prefix_) : BlockLayout::kVariable;
+    l.value_width = values_fixed_ ? static_cast<uint32_t>(value_size_) : BlockLayout::kVariable;
+    l.key_bytes = raw_key_bytes_ - n_ * prefix_;
+    l.value_bytes = value_bytes_;
+  }
+  l.ComputeSize();
+  return l;
+}
+
+uint64_t BlockLayoutTracker::Size() const { return Layout().size; }
+
+uint64_t BlockLayoutTracker::SizeWith(const Slice& key, const Slice& value) const {
+  if (n_ == 0) {
+    BlockLayout l;
+    l.n = 1;
+    l.prefix_size = static_cast<uint32_t>(key.size());
+    l.value_width = static_cast<uint32_t>(value.size());
+    l.value_bytes = value.size();
+    l.ComputeSize();
+    return l.size;
+  }
+  const uint64_t prefix =
+      CommonPrefix(first_key_.data(), key.data(), std::min<uint64_t>(prefix_, key.size()));
+  BlockLayout l;
+  l.n = static_cast<uint32_t>(n_ + 1);
+  l.prefix_size = static_cast<uint32_t>(prefix);
+  l.key_width = keys_fixed_ && key.size() == key_size_ ? static_cast<uint32_t>(key_size_ - prefix)
+                                                       : BlockLayout::kVariable;
+  l.value_width = values_fixed_ && value.size() == value_size_ ? static_cast<uint32_t>(value_size_)
+                                                               : BlockLayout::kVariable;
+  l.key_bytes = raw_key_bytes_ + key.size() - (n_ + 1) * prefix;
+  l.value_bytes = value_bytes_ + value.size();
+  l.ComputeSize();
+  return l.size;
+}
+
 void BlockBuilder::Add(const Slice& key, const Slice& value) {
   assert(!finished_);
-  assert(CurrentSizeEstimate() + key.size() + value.size() + 8 <= kMaxBlockSize);
+  tracker_.Add(key, value);
+  assert(tracker_.Size() <= kMaxBlockSize);
   keys_.append(key.data(), key.size());
   values_.append(value.data(), value.size());
-  key_ends_.push_back(static_cast<uint32_t>(keys_.size()));
-  value_ends_.push_back(static_cast<uint32_t>(values_.size()));
+  key_ends_.push_back(keys_.size());
+  value_ends_.push_back(values_.size());
 }
 
 Slice BlockBuilder::Finish() {
   assert(!finished_);
   finished_ = true;
-  const uint32_t n = static_cast<uint32_t>(key_ends_.size());
-  const uint32_t key_bytes = static_cast<uint32_t>(keys_.size());
-  result_.clear();
-  result_.reserve(static_cast<size_t>(CurrentSizeEstimate()));
-  result_.append(keys_);
-  result_.append(values_);
-  PutFixed32(&result_, 0);
-  for (uint32_t end : key_ends_) PutFixed32(&result_, end);
-  PutFixed32(&result_, key_bytes);
-  for (uint32_t end : value_ends_) PutFixed32(&result_, key_bytes + end);
-  PutFixed32(&result_, n);
+  const BlockLayout l = tracker_.Layout();
+  result_.assign(static_cast<size_t>(l.size), '\0');
+  char* out = result_.data();
+  const uint64_t p = l.prefix_size;
+  std::memcpy(out, keys_.data(), static_cast<size_t>(p));  // nothing when n == 0
+  char* suffixes = out + l.keys_offset();
+  char* key_ends = out + l.key_ends_offset();
+  char* value_ends = out + l.value_ends_offset();
+  uint64_t key_begin = 0;
+  uint64_t suffix_end = 0;
+  for (size_t i = 0; i < key_ends_.size(); ++i) {
+    const uint64_t suffix = key_ends_[i] - key_begin - p;
+    std::memcpy(suffixes + suffix_end, keys_.data() + key_begin + p, static_cast<size_t>(suffix));
+    suffix_end += suffix;
+    key_begin = key_ends_[i];
+    if (l.key_width == BlockLayout::kVariable) {
+      StoreEnd(key_ends + i * l.offset_width, l.offset_width, suffix_end);
+    }
+    if (l.value_width == BlockLayout::kVariable) {
+      StoreEnd(value_ends + i * l.offset_width, l.offset_width, value_ends_[i]);
+    }
+  }
+  if (!values_.empty()) std::memcpy(out + l.values_offset(), values_.data(), values_.size());
+  char* footer = out + l.footer_offset();
+  EncodeFixed32(footer, l.n);
+  EncodeFixed32(footer + 4, l.prefix_size);
+  EncodeFixed32(footer + 8, l.key_width);
+  EncodeFixed32(footer + 12, l.value_width);
   return Slice(result_);
 }
 
 void BlockBuilder::Reset() {
+  tracker_.Reset();
   keys_.clear();
   values_.clear();
   key_ends_.clear();

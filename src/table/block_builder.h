@@ -1,7 +1,12 @@
-// BlockBuilder: encodes sorted entries in the block format of
-// docs/format/table.md (keys section | values section | key_offsets[n+1] |
-// value_offsets[n+1] | n), no prefix compression. Used for data, index and
-// properties blocks. The output is a pure function of the added entries.
+// BlockBuilder: encodes entries in the block format of docs/FORMAT.md
+// ("Block"): a block-wide shared key prefix, the key suffixes, the values,
+// end-offset arrays only for the sections whose entries differ in width, and
+// a 16-byte footer. Used for data, index and properties blocks. The output is
+// a pure function of the added entries.
+//
+// BlockLayoutTracker computes the same layout from the entries without
+// storing them, so a planner that only tracks sizes (the GPU executor's
+// device encoder) knows every block's exact size and section offsets.
 //
 // Thread safety: one thread at a time.
 #pragma once
@@ -15,9 +20,68 @@
 
 namespace accelkv {
 
+// Where everything of one block lives (docs/FORMAT.md, "Block").
+struct BlockLayout {
+  // key_width / value_width of a section whose entries differ in width: its
+  // end-offset array is present.
+  static constexpr uint32_t kVariable = 0xffffffffu;
+  // Bytes of the footer: n, prefix_size, key_width, value_width (fixed32 each).
+  static constexpr uint64_t kFooterSize = 16;
+  // Largest contents size whose end offsets are 2 bytes wide.
+  static constexpr uint64_t kMaxNarrowSize = 0xffff;
+
+  uint32_t n = 0;
+  uint32_t prefix_size = 0;   // P: bytes every key of the block starts with
+  uint32_t key_width = 0;     // suffix length of every key, or kVariable
+  uint32_t value_width = 0;   // length of every value, or kVariable
+  uint64_t key_bytes = 0;     // KS: the key-suffix section
+  uint64_t value_bytes = 0;   // V: the value section
+  uint32_t offset_width = 2;  // W: bytes per end offset, 2 or 4
+  uint64_t size = kFooterSize;
+
+  uint64_t keys_offset() const { return prefix_size; }
+  uint64_t values_offset() const { return prefix_size + key_bytes; }
+  // The end-offset arrays, key_ends first; each n * offset_width bytes when present.
+  uint64_t key_ends_offset() const { return values_offset() + value_bytes; }
+  uint64_t value_ends_offset() const {
+    return key_ends_offset() + (key_width == kVariable ? uint64_t{n} * offset_width : 0);
+  }
+  uint64_t footer_offset() const { return size - kFooterSize; }
+
+  // Fills offset_width and size from the other fields.
+  void ComputeSize();
+};
+
+// Tracks the layout of a block as entries are added.
+class BlockLayoutTracker {
+ public:
+  void Add(const Slice& key, const Slice& value);
+  void Reset();
+
+  uint64_t NumEntries() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  // The layout a block of the entries added so far has.
+  BlockLayout Layout() const;
+  // Layout().size, computed without building the layout.
+  uint64_t Size() const;
+  // Size() if (key, value) were added next.
+  uint64_t SizeWith(const Slice& key, const Slice& value) const;
+
+ private:
+  std::string first_key_;
+  uint64_t n_ = 0;
+  uint64_t prefix_ = 0;  // common prefix of the keys so far
+  uint64_t raw_key_bytes_ = 0;
+  uint64_t value_bytes_ = 0;
+  uint64_t key_size_ = 0;    // first key's size, while all keys have it
+  uint64_t value_size_ = 0;  // first value's size, while all values have it
+  bool keys_fixed_ = true;
+  bool values_fixed_ = true;
+};
+
 class BlockBuilder {
  public:
-  // Largest block_contents a block may have: offsets are fixed32.
+  // Largest block contents: sizes and offsets are at most fixed32.
   static constexpr uint64_t kMaxBlockSize = 0xffffffffull;
 
   BlockBuilder() = default;
@@ -26,7 +90,7 @@ class BlockBuilder {
 
   // Appends an entry. The caller keeps keys in the order it wants stored.
   // REQUIRES: Finish() not called since the last Reset();
-  //           CurrentSizeEstimate() + key.size() + value.size() + 8 <= kMaxBlockSize.
+  //           SizeWith(key, value) <= kMaxBlockSize.
   void Add(const Slice& key, const Slice& value);
 
   // Returns block_contents; valid until Reset() or destruction.
@@ -34,17 +98,26 @@ class BlockBuilder {
   void Reset();
 
   // Exact size Finish() would return now.
-  uint64_t CurrentSizeEstimate() const {
-    return keys_.size() + values_.size() + 8 * (uint64_t{key_ends_.size()} + 1) + 4;
+  uint64_t CurrentSizeEstimate() const { return tracker_.Size(); }
+  // Exact size Finish() would return after Add(key, value).
+  uint64_t SizeWith(const Slice& key, const Slice& value) const {
+    return tracker_.SizeWith(key, value);
+  }
+  // A cheap upper bound of SizeWith(key, value): the size with no shared
+  // prefix and both end-offset arrays 4 bytes wide.
+  uint64_t SizeBoundWith(const Slice& key, const Slice& value) const {
+    return keys_.size() + key.size() + values_.size() + value.size() +
+           8 * (uint64_t{key_ends_.size()} + 1) + BlockLayout::kFooterSize;
   }
   size_t NumEntries() const { return key_ends_.size(); }
   bool empty() const { return key_ends_.empty(); }
 
  private:
-  std::string keys_;
+  BlockLayoutTracker tracker_;
+  std::string keys_;  // full keys, concatenated
   std::string values_;
-  std::vector<uint32_t> key_ends_;    // end offset of key i within keys_
-  std::vector<uint32_t> value_ends_;  // end offset of value i within values_
+  std::vector<uint64_t> key_ends_;    // end of key i within keys_
+  std::vector<uint64_t> value_ends_;  // end of value i within values_
   std::string result_;
   bool finished_ = false;
 };

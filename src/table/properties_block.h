@@ -16,6 +16,12 @@ namespace accelkv {
 // Appends the block_contents of the properties block of props to dst.
 void EncodePropertiesBlock(const TableProperties& props, std::string* dst);
 
+// Exact size of the properties block's contents for a comparator name, a
+// smallest and a largest key of these sizes (every other value is 8 bytes),
+// without building it.
+uint64_t PropertiesBlockSize(uint64_t comparator_name_size, uint64_t smallest_key_size,
+                             uint64_t largest_key_size);
+
 // Reads known names from block (unknown names are ignored). Corruption if a
 // known name is missing or a number is not exactly 8 bytes.
 Status DecodePropertiesBlock(const Block& block, TableProperties* props);

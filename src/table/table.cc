@@ -177,7 +177,8 @@ Status Table::InternalGet(
   if (!s.ok()) return s;
   const uint32_t j = block->LowerBound(cmp, ikey);
   if (j < block->num_entries()) {
-    handle_result(block->key(j), block->value(j));
+    std::string scratch;
+    handle_result(block->key(j, &scratch), block->value(j));
   } else {
     // The index key is the block's last key and it is >= ikey.
     s = Status::Corruption("index key does not match its data block");
@@ -212,6 +213,7 @@ Status Table::VerifyAllBlocks() const {
   uint64_t expected_offset = 0;
   uint64_t entries = 0;
   std::string prev_key;
+  std::string key_scratch;
   for (uint32_t i = 0; i < index.num_entries(); ++i) {
     BlockHandle handle;
     Status s = r->DecodeDataHandle(index.value(i), &handle);
@@ -222,7 +224,7 @@ Status Table::VerifyAllBlocks() const {
     if (!s.ok()) return s;
     if (block->num_entries() == 0) return Status::Corruption("empty data block");
     for (uint32_t j = 0; j < block->num_entries(); ++j) {
-      const Slice key = block->key(j);
+      const Slice key = block->key(j, &key_scratch);
       if (key.size() < kInternalKeyTrailerSize) return Status::Corruption("bad internal key");
       if (entries > 0 && cmp->Compare(prev_key, key) >= 0) {
         return Status::Corruption("table keys out of order");
@@ -230,7 +232,7 @@ Status Table::VerifyAllBlocks() const {
       prev_key.assign(key.data(), key.size());
       entries++;
     }
-    if (index.key(i) != Slice(prev_key)) {
+    if (index.key(i, &key_scratch) != Slice(prev_key)) {
       return Status::Corruption("index key is not its block's last key");
     }
     expected_offset = handle.offset + handle.size + kBlockTrailerSize;

@@ -11,20 +11,6 @@
 
 namespace accelkv {
 
-namespace {
-
-// Size of a properties block whose three string properties are empty.
-uint64_t EmptyPropertiesBlockSize() {
-  static const uint64_t size = [] {
-    std::string s;
-    EncodePropertiesBlock(TableProperties(), &s);
-    return static_cast<uint64_t>(s.size());
-  }();
-  return size;
-}
-
-}  // namespace
-
 struct TableBuilder::Rep {
   Rep(const TableOptions& opt, WritableFile* f) : options(opt), file(f) {}
 
@@ -112,7 +98,9 @@ void TableBuilder::Add(const Slice& key, const Slice& value) {
     r->props.smallest_seqno = parsed.sequence;
     r->props.largest_seqno = parsed.sequence;
   }
-  if (r->data_block.CurrentSizeEstimate() + entry_size > BlockBuilder::kMaxBlockSize) {
+  // The exact size is needed only when the cheap bound exceeds the limit.
+  if (r->data_block.SizeBoundWith(key, value) > BlockBuilder::kMaxBlockSize &&
+      r->data_block.SizeWith(key, value) > BlockBuilder::kMaxBlockSize) {
     r->status = Status::InvalidArgument("table entry too large for a block");
     return;
   }
@@ -168,15 +156,11 @@ uint64_t TableBuilder::FileSize() const { return rep_->offset; }
 
 uint64_t EstimateTableFileSize(const TableSizeState& st) {
   uint64_t size = st.offset;
-  uint64_t index = st.index_block_size;
-  if (st.data_block_size > 0) {
-    size += st.data_block_size + kBlockTrailerSize;
-    index += st.last_key_size + BlockHandle::kEncodedLength + 8;
-  }
-  size += index + kBlockTrailerSize;
+  if (st.data_block_size > 0) size += st.data_block_size + kBlockTrailerSize;
+  size += st.index_block_size + kBlockTrailerSize;
   if (st.filter_encoded_size > 0) size += st.filter_encoded_size + kBlockTrailerSize;
-  size += EmptyPropertiesBlockSize() + st.comparator_name_size + st.smallest_key_size +
-          st.last_key_size + kBlockTrailerSize;
+  size += PropertiesBlockSize(st.comparator_name_size, st.smallest_key_size, st.last_key_size) +
+          kBlockTrailerSize;
   return size + Footer::kEncodedLength;
 }
 
@@ -184,8 +168,13 @@ uint64_t TableBuilder::EstimatedFileSize() const {
   const Rep* r = rep_.get();
   TableSizeState st;
   st.offset = r->offset;
-  st.index_block_size = r->index_block.CurrentSizeEstimate();
-  st.data_block_size = r->data_block.empty() ? 0 : r->data_block.CurrentSizeEstimate();
+  if (r->data_block.empty()) {
+    st.index_block_size = r->index_block.CurrentSizeEstimate();
+  } else {
+    static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
+    st.index_block_size = r->index_block.SizeWith(r->last_key, Slice(kHandle, sizeof(kHandle)));
+    st.data_block_size = r->data_block.CurrentSizeEstimate();
+  }
   st.last_key_size = r->last_key.size();
   if (r->filter != nullptr && r->props.num_entries > 0) {
     st.filter_encoded_size = r->filter->EncodedSize();

@@ -17,11 +17,15 @@ namespace accelkv {
 
 // What TableBuilder::EstimatedFileSize depends on, so a planner that tracks
 // sizes without building blocks (the GPU executor's device encoder) computes
-// the same number, and so splits outputs where the CPU executor does.
+// the same number, and so splits outputs where the CPU executor does. The
+// estimate is the exact size the file would have if Finish() were called now.
 struct TableSizeState {
-  uint64_t offset = 0;               // bytes of the finished data blocks with trailers
-  uint64_t index_block_size = 0;     // the index BlockBuilder's CurrentSizeEstimate()
-  uint64_t data_block_size = 0;      // the open data block's CurrentSizeEstimate(); 0: none
+  uint64_t offset = 0;  // bytes of the finished data blocks with trailers
+  // The index block's exact size once the open data block is flushed:
+  // BlockBuilder::SizeWith(last key, 16-byte handle) while a data block is
+  // open, else its CurrentSizeEstimate().
+  uint64_t index_block_size = 0;
+  uint64_t data_block_size = 0;      // the open data block's exact size; 0: none open
   uint64_t last_key_size = 0;        // the last added key
   uint64_t filter_encoded_size = 0;  // FilterBuilder::EncodedSize(); 0: no filter block
   uint64_t comparator_name_size = 0;

@@ -88,6 +88,30 @@ void EncodePropertiesBlock(const TableProperties& p, std::string* dst) {
   dst->append(contents.data(), contents.size());
 }
 
+uint64_t PropertiesBlockSize(uint64_t comparator_name_size, uint64_t smallest_key_size,
+                             uint64_t largest_key_size) {
+  // The names' part of the layout (prefix, key suffixes, key width) does not
+  // depend on the values; take it from a block of the names and 8-byte values.
+  static const BlockLayout names = [] {
+    BlockLayoutTracker t;
+    const std::string eight(8, '\0');
+    for (const char* name :
+         {kComparator, kDataBytes, kLargestKey, kLargestSeqno, kNumDataBlocks, kNumDeletions,
+          kNumEntries, kRawKeyBytes, kRawValueBytes, kSmallestKey, kSmallestSeqno}) {
+      t.Add(name, eight);
+    }
+    return t.Layout();
+  }();
+  BlockLayout l = names;
+  l.value_bytes =
+      8 * (kNumProperties - 3) + comparator_name_size + smallest_key_size + largest_key_size;
+  const bool all_eight =
+      comparator_name_size == 8 && smallest_key_size == 8 && largest_key_size == 8;
+  l.value_width = all_eight ? 8 : BlockLayout::kVariable;
+  l.ComputeSize();
+  return l.size;
+}
+
 Status DecodePropertiesBlock(const Block& block, TableProperties* p) {
   struct Field {
     const char* name;
@@ -103,8 +127,9 @@ Status DecodePropertiesBlock(const Block& block, TableProperties* p) {
       {kSmallestSeqno, &p->smallest_seqno, nullptr},
   };
   bool seen[kNumProperties] = {};
+  std::string scratch;
   for (uint32_t i = 0; i < block.num_entries(); ++i) {
-    const Slice name = block.key(i);
+    const Slice name = block.key(i, &scratch);
     const Slice value = block.value(i);
     for (int f = 0; f < kNumProperties; ++f) {
       if (name != Slice(fields[f].name)) continue;

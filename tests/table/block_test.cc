@@ -47,25 +47,130 @@ std::vector<std::pair<std::string, std::string>> EdgeCaseEntries() {
   return {m.begin(), m.end()};
 }
 
-TEST(BlockTest, ExactLayoutOfTwoEntries) {
+void PutFooter(std::string* dst, uint32_t n, uint32_t prefix, uint32_t kw, uint32_t vw) {
+  for (uint32_t v : {n, prefix, kw, vw}) PutFixed32(dst, v);
+}
+
+void PutFixed16(std::string* dst, uint16_t v) {
+  dst->push_back(static_cast<char>(v));
+  dst->push_back(static_cast<char>(v >> 8));
+}
+
+constexpr uint32_t kVar = BlockLayout::kVariable;
+
+TEST(BlockTest, ExactLayoutVariableWidths) {
   BlockBuilder b;
   b.Add("ab", "X");
   b.Add("c", "");
   const Slice got = b.Finish();
   std::string want =
-      "abc"
+      "abc"  // no shared prefix: suffixes are the keys
       "X";
-  for (uint32_t v : {0u, 2u, 3u}) PutFixed32(&want, v);  // key_offsets
-  for (uint32_t v : {3u, 4u, 4u}) PutFixed32(&want, v);  // value_offsets
-  PutFixed32(&want, 2);                                  // n
+  for (uint16_t v : {2, 3}) PutFixed16(&want, v);  // key_ends
+  for (uint16_t v : {1, 1}) PutFixed16(&want, v);  // value_ends
+  PutFooter(&want, 2, 0, kVar, kVar);
   EXPECT_EQ(want, got.ToString());
 }
 
-TEST(BlockTest, EmptyBlockIsTwelveBytes) {
+TEST(BlockTest, ExactLayoutSharedPrefixFixedWidths) {
+  BlockBuilder b;
+  b.Add("key1", "aa");
+  b.Add("key2", "bb");
+  b.Add("key3", "cc");
+  EXPECT_EQ(28u, b.CurrentSizeEstimate());
+  const Slice got = b.Finish();
+  std::string want =
+      "key"
+      "123"
+      "aabbcc";  // prefix, suffixes, values; no arrays
+  PutFooter(&want, 3, 3, 1, 2);
+  EXPECT_EQ(want, got.ToString());
+  std::unique_ptr<Block> block;
+  ASSERT_TRUE(Block::Parse(Copy(got), &block).ok());
+  std::string scratch;
+  EXPECT_EQ("key2", block->key(1, &scratch).ToString());
+  EXPECT_EQ("bb", block->value(1).ToString());
+}
+
+TEST(BlockTest, ExactLayoutOneEntryIsAllPrefix) {
+  BlockBuilder b;
+  b.Add("hello", "v");
+  std::string want =
+      "hello"
+      "v";
+  PutFooter(&want, 1, 5, 0, 1);
+  EXPECT_EQ(want, b.Finish().ToString());
+}
+
+TEST(BlockTest, MixedWidthsAndPrefixOnlyKeys) {
+  // Keys fixed-width, values variable; one key is exactly the prefix.
+  BlockBuilder b;
+  b.Add("ab", "");
+  b.Add("ac", "xyz");
+  std::string want =
+      "a"
+      "bc"
+      "xyz";
+  for (uint16_t v : {0, 3}) PutFixed16(&want, v);  // value_ends only
+  PutFooter(&want, 2, 1, 1, kVar);
+  EXPECT_EQ(want, b.Finish().ToString());
+  b.Reset();
+  b.Add("a", "1");
+  b.Add("ab", "2");  // "a" is the whole prefix of both
+  want =
+      "a"
+      "b"
+      "12";
+  PutFixed16(&want, 0);  // key_ends: suffix "" then "b"
+  PutFixed16(&want, 1);
+  PutFooter(&want, 2, 1, kVar, 1);
+  EXPECT_EQ(want, b.Finish().ToString());
+}
+
+TEST(BlockTest, WideOffsetsPastSixtyFourKiB) {
+  BlockBuilder b;
+  b.Add("k1", std::string(40000, 'a'));
+  b.Add("k2", std::string(30000, 'b'));
+  b.Add("k3", "c");
+  const uint64_t estimate = b.CurrentSizeEstimate();
+  const std::string got = b.Finish().ToString();
+  ASSERT_EQ(estimate, got.size());
+  // 1 prefix + 3 suffixes + 70001 values + 3 x 4-byte value_ends + footer.
+  ASSERT_EQ(1u + 3 + 70001 + 12 + 16, got.size());
+  EXPECT_EQ(70001u, DecodeFixed32(got.data() + 1 + 3 + 70001 + 8));
+  std::unique_ptr<Block> block;
+  ASSERT_TRUE(Block::Parse(Copy(got), &block).ok());
+  EXPECT_EQ(4u, block->layout().offset_width);
+  EXPECT_EQ(std::string(30000, 'b'), block->value(1).ToString());
+  EXPECT_EQ("c", block->value(2).ToString());
+}
+
+TEST(BlockTest, SizeWithPredictsEveryAdd) {
+  Random rnd(test::TestSeed());
+  for (int round = 0; round < 200; ++round) {
+    BlockBuilder b;
+    std::string last;
+    const int n = 1 + static_cast<int>(rnd.Uniform(40));
+    for (int i = 0; i < n; ++i) {
+      std::string k = last.substr(0, rnd.Uniform(static_cast<uint32_t>(last.size()) + 1));
+      k += static_cast<char>('b' + rnd.Uniform(20));
+      k.append(rnd.Uniform(3), static_cast<char>(rnd.Uniform(256)));
+      const std::string v(rnd.OneIn(3) ? rnd.Uniform(3000) : 7, 'v');
+      const uint64_t predicted = b.SizeWith(k, v);
+      EXPECT_LE(predicted, b.SizeBoundWith(k, v));
+      b.Add(k, v);
+      ASSERT_EQ(predicted, b.CurrentSizeEstimate());
+      last = k;
+    }
+    ASSERT_EQ(b.CurrentSizeEstimate(), b.Finish().size());
+  }
+}
+
+TEST(BlockTest, EmptyBlockIsSixteenBytes) {
   BlockBuilder b;
   const Slice got = b.Finish();
-  ASSERT_EQ(12u, got.size());
-  EXPECT_EQ(std::string(12, '\0'), got.ToString());
+  ASSERT_EQ(16u, got.size());
+  EXPECT_EQ(std::string(16, '\0'), got.ToString());
   std::unique_ptr<Block> block;
   ASSERT_TRUE(Block::Parse(Copy(got), &block).ok());
   EXPECT_EQ(0u, block->num_entries());
@@ -84,8 +189,9 @@ TEST(BlockTest, RoundTripEdgeCases) {
   const auto kvs = EdgeCaseEntries();
   auto block = BuildBlock(kvs);
   ASSERT_EQ(kvs.size(), block->num_entries());
+  std::string scratch;
   for (uint32_t i = 0; i < kvs.size(); ++i) {
-    EXPECT_EQ(kvs[i].first, block->key(i).ToString());
+    EXPECT_EQ(kvs[i].first, block->key(i, &scratch).ToString());
     EXPECT_EQ(kvs[i].second, block->value(i).ToString());
   }
   std::unique_ptr<Iterator> it(block->NewIterator(BytewiseComparator()));
@@ -154,9 +260,9 @@ bool ParseAndWalk(const std::string& bytes) {
     EXPECT_TRUE(s.IsCorruption()) << s.ToString();
     return false;
   }
-  size_t total = 0;
+  size_t total = block->prefix().size();
   for (uint32_t i = 0; i < block->num_entries(); ++i) {
-    total += block->key(i).size() + block->value(i).size();
+    total += block->key_suffix(i).size() + block->value(i).size();
   }
   EXPECT_LE(total, bytes.size());
   std::unique_ptr<Iterator> it(block->NewIterator(BytewiseComparator()));
@@ -190,8 +296,8 @@ TEST(BlockTest, RandomByteFlipsNeverCrash) {
     std::string bytes = full;
     const int flips = 1 + static_cast<int>(rnd.Uniform(4));
     for (int f = 0; f < flips; ++f) {
-      // Favour the offset arrays and count, where flips change the structure.
-      const size_t tail = 8 * (EdgeCaseEntries().size() + 1) + 4;
+      // Favour the end-offset arrays and footer, where flips change the structure.
+      const size_t tail = 4 * EdgeCaseEntries().size() + BlockLayout::kFooterSize;
       const size_t pos =
           rnd.OneIn(2) ? bytes.size() - 1 - rnd.Uniform(tail) : rnd.Uniform(bytes.size());
       bytes[pos] = static_cast<char>(bytes[pos] ^ (1 + rnd.Uniform(255)));
@@ -205,23 +311,38 @@ TEST(BlockTest, ValidatorRejectsEachStructuralError) {
   BlockBuilder b;
   b.Add("a", "1");
   b.Add("bb", "22");
-  const std::string good = b.Finish().ToString();  // "abb" "122" ko[0,1,3] vo[3,4,6] n=2
-  ASSERT_TRUE(Block::Validate(good).ok());
-  auto with = [&](size_t pos, uint32_t v) {
+  // "abb" "122" key_ends[1,3] value_ends[1,3] footer(2, 0, var, var): 30 bytes
+  const std::string good = b.Finish().ToString();
+  ASSERT_EQ(30u, good.size());
+  BlockLayout layout;
+  ASSERT_TRUE(Block::Validate(good, &layout).ok());
+  EXPECT_EQ(3u, layout.key_bytes);
+  EXPECT_EQ(3u, layout.value_bytes);
+  auto with32 = [&](size_t pos, uint32_t v) {
     std::string s = good;
     EncodeFixed32(s.data() + pos, v);
     return s;
   };
-  const size_t ko = 6, vo = ko + 12, np = vo + 12;
-  EXPECT_TRUE(Block::Validate(std::string(3, '\0')).IsCorruption());   // size < 4
-  EXPECT_TRUE(Block::Validate(with(np, 3)).IsCorruption());            // n too large
-  EXPECT_TRUE(Block::Validate(with(np, 0xffffffffu)).IsCorruption());  // n overflow
-  EXPECT_TRUE(Block::Validate(with(ko, 1)).IsCorruption());            // key_offsets[0] != 0
-  EXPECT_TRUE(Block::Validate(with(ko + 4, 4)).IsCorruption());        // keys not monotonic
-  EXPECT_TRUE(Block::Validate(with(vo, 2)).IsCorruption());            // ko[n] != vo[0]
-  EXPECT_TRUE(Block::Validate(with(vo + 4, 2)).IsCorruption());        // values not monotonic
-  EXPECT_TRUE(Block::Validate(with(vo + 8, 5)).IsCorruption());        // vo[n] != offsets start
-  EXPECT_TRUE(Block::Validate(with(vo + 8, 7)).IsCorruption());        // past offsets start
+  auto with16 = [&](size_t pos, uint16_t v) {
+    std::string s = good;
+    s[pos] = static_cast<char>(v);
+    s[pos + 1] = static_cast<char>(v >> 8);
+    return s;
+  };
+  const size_t ke = 6, ve = 10, f = 14;
+  EXPECT_TRUE(Block::Validate(std::string(15, '\0')).IsCorruption());   // size < 16
+  EXPECT_TRUE(Block::Validate(with32(f, 3)).IsCorruption());            // n too large
+  EXPECT_TRUE(Block::Validate(with32(f, 0xffffffffu)).IsCorruption());  // n overflow
+  EXPECT_TRUE(Block::Validate(with32(f, 0)).IsCorruption());            // n = 0, widths set
+  EXPECT_TRUE(Block::Validate(with32(f + 4, 1)).IsCorruption());        // prefix too long
+  EXPECT_TRUE(Block::Validate(with32(f + 4, 0xffffffffu)).IsCorruption());
+  EXPECT_TRUE(Block::Validate(with32(f + 8, 1)).IsCorruption());  // fixed keys: sizes off
+  EXPECT_TRUE(Block::Validate(with32(f + 12, 0xfffffffeu)).IsCorruption());
+  EXPECT_TRUE(Block::Validate(with16(ke, 4)).IsCorruption());      // keys not monotonic
+  EXPECT_TRUE(Block::Validate(with16(ke + 2, 2)).IsCorruption());  // key bytes short
+  EXPECT_TRUE(Block::Validate(with16(ve, 4)).IsCorruption());      // values not monotonic
+  EXPECT_TRUE(Block::Validate(with16(ve + 2, 4)).IsCorruption());  // past the arrays
+  EXPECT_TRUE(Block::Validate(with16(ve + 2, 0xffff)).IsCorruption());
 }
 
 }  // namespace
