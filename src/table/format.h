@@ -37,7 +37,7 @@ struct BlockHandle {
 // The last kEncodedLength bytes of every table file.
 struct Footer {
   static constexpr size_t kEncodedLength = 64;
-  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr uint32_t kFormatVersion = 2;  // 2: the compact block layout
   // Bytes 'A','C','E','L','K','T','B','L' read as a little-endian fixed64.
   static constexpr uint64_t kMagic = 0x4c42544b4c454341ull;
 

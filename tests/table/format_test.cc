@@ -40,7 +40,7 @@ TEST(FormatTest, FooterRoundTripAndLayout) {
   EXPECT_EQ(0u, DecodeFixed64(enc.data() + 24));
   EXPECT_EQ(50u, DecodeFixed64(enc.data() + 32));
   EXPECT_EQ(45u, DecodeFixed64(enc.data() + 40));
-  EXPECT_EQ(1u, DecodeFixed32(enc.data() + 48));
+  EXPECT_EQ(2u, DecodeFixed32(enc.data() + 48));
   EXPECT_EQ(crc32c::Mask(crc32c::Value(enc.data(), 52)), DecodeFixed32(enc.data() + 52));
   EXPECT_EQ("ACELKTBL", enc.substr(56));
   Footer f;
@@ -117,17 +117,41 @@ TEST(FormatTest, ReadBlockChecksAndCompression) {
 // ---- Golden table: the bytes are assembled here from docs/format/table.md,
 // independently of the builder, and the first block is also pinned in hex.
 
+// The block layout of docs/FORMAT.md ("Block"), written from the spec.
 std::string HandBlock(const std::vector<std::pair<std::string, std::string>>& kvs) {
-  std::string keys, values, ko, vo;
-  uint32_t off = 0;
-  for (const auto& kv : kvs) keys += kv.first;
-  for (const auto& kv : kvs) values += kv.second;
-  PutFixed32(&ko, 0);
-  for (const auto& kv : kvs) PutFixed32(&ko, off += static_cast<uint32_t>(kv.first.size()));
-  PutFixed32(&vo, off);
-  for (const auto& kv : kvs) PutFixed32(&vo, off += static_cast<uint32_t>(kv.second.size()));
-  std::string out = keys + values + ko + vo;
-  PutFixed32(&out, static_cast<uint32_t>(kvs.size()));
+  const uint32_t n = static_cast<uint32_t>(kvs.size());
+  size_t p = n == 0 ? 0 : kvs[0].first.size();
+  bool keys_fixed = true, values_fixed = true;
+  for (const auto& kv : kvs) {
+    size_t i = 0;
+    while (i < p && i < kv.first.size() && kv.first[i] == kvs[0].first[i]) ++i;
+    p = i;
+    keys_fixed = keys_fixed && kv.first.size() == kvs[0].first.size();
+    values_fixed = values_fixed && kv.second.size() == kvs[0].second.size();
+  }
+  std::string suffixes, values;
+  std::vector<uint32_t> key_ends, value_ends;
+  for (const auto& kv : kvs) {
+    suffixes += kv.first.substr(p);
+    values += kv.second;
+    key_ends.push_back(static_cast<uint32_t>(suffixes.size()));
+    value_ends.push_back(static_cast<uint32_t>(values.size()));
+  }
+  const uint32_t kVar = 0xffffffffu;
+  const uint32_t kw = n == 0 ? 0 : keys_fixed ? static_cast<uint32_t>(kvs[0].first.size() - p) : kVar;
+  const uint32_t vw = n == 0 ? 0 : values_fixed ? static_cast<uint32_t>(kvs[0].second.size()) : kVar;
+  const size_t arrays = (kw == kVar) + (vw == kVar);
+  const size_t narrow = p + suffixes.size() + values.size() + 2 * n * arrays + 16;
+  const size_t w = narrow <= 0xffff ? 2 : 4;
+  std::string out = (n == 0 ? "" : kvs[0].first.substr(0, p)) + suffixes + values;
+  auto put_ends = [&](const std::vector<uint32_t>& ends) {
+    for (uint32_t e : ends) {
+      for (size_t b = 0; b < w; ++b) out.push_back(static_cast<char>(e >> (8 * b)));
+    }
+  };
+  if (kw == kVar) put_ends(key_ends);
+  if (vw == kVar) put_ends(value_ends);
+  for (uint32_t v : {n, static_cast<uint32_t>(p), kw, vw}) PutFixed32(&out, v);
   return out;
 }
 
@@ -181,10 +205,11 @@ TEST(FormatTest, GoldenTinyTable) {
   const std::string k0 = IKey("a", 1, ValueType::kValue);     // "a" 01 01 00 00 00 00 00 00
   const std::string k1 = IKey("b", 2, ValueType::kDeletion);  // "b" 00 02 00 00 00 00 00 00
   // s_0 = 9 + 1 + 8 = 18; P_1 = 18; floor(18/16) = 1 != floor(0/16) = 0: two data blocks.
-  const std::string d0 = HandBlock({{k0, "x"}});  // 30 bytes at offset 0
-  const std::string d1 = HandBlock({{k1, ""}});   // 29 bytes at offset 35
-  ASSERT_EQ(30u, d0.size());
-  ASSERT_EQ(29u, d1.size());
+  // One entry per block: the whole key is the block's prefix.
+  const std::string d0 = HandBlock({{k0, "x"}});  // 9 + 1 + 16 = 26 bytes at offset 0
+  const std::string d1 = HandBlock({{k1, ""}});   // 9 + 0 + 16 = 25 bytes at offset 31
+  ASSERT_EQ(26u, d0.size());
+  ASSERT_EQ(25u, d1.size());
   // Filter: 2 user keys * 10 bits -> 1 line, 6 probes; line index is always 0.
   std::string bits(64, '\0');
   for (const char* u : {"a", "b"}) {
@@ -196,10 +221,10 @@ TEST(FormatTest, GoldenTinyTable) {
   }
   std::string filter = bits;
   filter.push_back(6);
-  PutFixed32(&filter, 1);  // 69 bytes at offset 35 + 34 = 69
+  PutFixed32(&filter, 1);  // 69 bytes at offset 31 + 30 = 61
   const std::string props = HandBlock({
       {"accelkv.comparator", "accelkv.BytewiseComparator"},
-      {"accelkv.data-bytes", F64(69)},
+      {"accelkv.data-bytes", F64(61)},
       {"accelkv.largest-key", k1},
       {"accelkv.largest-seqno", F64(2)},
       {"accelkv.num-data-blocks", F64(2)},
@@ -209,13 +234,13 @@ TEST(FormatTest, GoldenTinyTable) {
       {"accelkv.raw-value-bytes", F64(1)},
       {"accelkv.smallest-key", k0},
       {"accelkv.smallest-seqno", F64(1)},
-  });  // at offset 69 + 69 + 5 = 143
-  const uint64_t props_off = 143;
+  });  // at offset 61 + 69 + 5 = 135
+  const uint64_t props_off = 135;
   const uint64_t index_off = props_off + props.size() + 5;
-  const std::string index = HandBlock({{k0, Handle(0, 30)}, {k1, Handle(35, 29)}});
+  const std::string index = HandBlock({{k0, Handle(0, 26)}, {k1, Handle(31, 25)}});
   std::string footer =
-      Handle(index_off, index.size()) + Handle(69, 69) + Handle(props_off, props.size());
-  PutFixed32(&footer, 1);
+      Handle(index_off, index.size()) + Handle(61, 69) + Handle(props_off, props.size());
+  PutFixed32(&footer, 2);  // format version
   PutFixed32(&footer, crc32c::Mask(crc32c::Value(footer.data(), 52)));
   footer += "ACELKTBL";
   const std::string want = WithTrailer(d0) + WithTrailer(d1) + WithTrailer(filter) +
@@ -224,18 +249,17 @@ TEST(FormatTest, GoldenTinyTable) {
   const std::string got = BuildGolden();
   ASSERT_EQ(want.size(), got.size());
   EXPECT_EQ(Hex(want), Hex(got));
-  // Data block 0 with its trailer, as printed in docs/format/table.md.
+  // Data block 0 with its trailer, as printed in docs/FORMAT.md.
   EXPECT_EQ(
-      "610101000000000000"
-      "78"
-      "00000000"
-      "09000000"
-      "09000000"
-      "0a000000"
-      "01000000"
+      "610101000000000000"  // prefix: the whole key
+      "78"                  // value
+      "01000000"            // n
+      "09000000"            // prefix size
+      "00000000"            // key width (empty suffix)
+      "01000000"            // value width
       "00"
-      "ac88c9a7",
-      Hex(got.substr(0, 35)));
+      "8bcb7c4a",
+      Hex(got.substr(0, 31)));
   EXPECT_EQ(BuildGolden(), got);  // deterministic
 }
 
