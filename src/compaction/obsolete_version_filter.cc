@@ -28,7 +28,7 @@ bool ObsoleteVersionFilter::Keep(const ParsedInternalKey& key) {
   last_stripe_ = stripe;
   if (key.type == ValueType::kDeletion) {
     const bool oldest_stripe = snapshots_.empty() || stripe == snapshots_.front();
-    if (oldest_stripe && c_->IsBaseLevelForKey(key.user_key)) return false;
+    if (oldest_stripe && c_ != nullptr && c_->IsBaseLevelForKey(key.user_key)) return false;
   }
   return true;
 }

@@ -29,8 +29,9 @@ namespace accelkv {
 
 class ObsoleteVersionFilter {
  public:
-  // snapshots: live snapshot sequences, ascending and distinct. c (not null,
-  // outlives the filter) decides IsBaseLevelForKey; ucmp compares user keys.
+  // snapshots: live snapshot sequences, ascending and distinct. c (outlives
+  // the filter) decides IsBaseLevelForKey; nullptr (a memtable flush, which
+  // cannot know what lies below) keeps every tombstone. ucmp compares user keys.
   ObsoleteVersionFilter(const Comparator* ucmp, std::vector<SequenceNumber> snapshots,
                         const Compaction* c);
 

@@ -76,12 +76,18 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit, uint64_t* file
   pending_outputs_.insert(meta.number);
   *file_number = meta.number;  // the caller erases it from pending_outputs_
   std::unique_ptr<Iterator> iter(mem->NewIterator());
+  // A snapshot taken after this point has a sequence at least as new as
+  // every entry of mem, so it sees only versions the flush keeps.
+  std::vector<SequenceNumber> snapshots = snapshots_.Sequences();
   Status s;
+  uint64_t dropped = 0;
   {
     lock.unlock();
-    s = BuildTable(dbname_, env_, table_options_, iter.get(), &meta);
+    s = BuildTable(dbname_, env_, table_options_, user_comparator(), std::move(snapshots),
+                   iter.get(), &meta, &dropped);
     lock.lock();
   }
+  stats_.flush_dropped_entries += dropped;
   if (s.ok() && meta.file_size > 0) {
     edit->AddFile(0, meta);
     stats_.flushes++;

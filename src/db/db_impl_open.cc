@@ -178,7 +178,8 @@ Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log, bool* save_man
     FileMetaData meta;
     meta.number = versions_->NewFileNumber();
     std::unique_ptr<Iterator> iter(mem->NewIterator());
-    Status s = BuildTable(dbname_, env_, table_options_, iter.get(), &meta);
+    // No snapshot exists during recovery.
+    Status s = BuildTable(dbname_, env_, table_options_, user_comparator(), {}, iter.get(), &meta);
     if (s.ok() && meta.file_size > 0) {
       edit->AddFile(0, meta);
       stats_.flushes++;

@@ -86,10 +86,10 @@ std::string DBImpl::StatsString() {
           stats_.user_writes, MiB(stats_.user_bytes_written), MiB(stats_.wal_bytes_written),
           stats_.wal_syncs);
   AppendF(&out,
-          "Flushes: %" PRIu64 " (%.1f MiB); compactions wrote %.1f MiB; trivial moves: %" PRIu64
-          "\n",
-          stats_.flushes, MiB(stats_.flush_bytes_written), MiB(stats_.CompactionBytesWritten()),
-          stats_.trivial_moves);
+          "Flushes: %" PRIu64 " (%.1f MiB, %" PRIu64
+          " hidden versions dropped); compactions wrote %.1f MiB; trivial moves: %" PRIu64 "\n",
+          stats_.flushes, MiB(stats_.flush_bytes_written), stats_.flush_dropped_entries,
+          MiB(stats_.CompactionBytesWritten()), stats_.trivial_moves);
   AppendF(&out, "Write amplification (table bytes written / user bytes): %.2f\n",
           stats_.WriteAmplification());
   AppendF(&out, "Stalls: %" PRIu64 " stops, %.3f s stopped, %.3f s slowed down\n",
@@ -148,14 +148,15 @@ std::string DBImpl::StatsJson() {
   AppendF(&out,
           "],\"user_bytes_written\":%" PRIu64 ",\"user_writes\":%" PRIu64
           ",\"wal_bytes_written\":%" PRIu64 ",\"wal_syncs\":%" PRIu64 ",\"flushes\":%" PRIu64
-          ",\"flush_bytes_written\":%" PRIu64 ",\"compaction_bytes_written\":%" PRIu64
-          ",\"trivial_moves\":%" PRIu64 ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64
-          ",\"stall_micros\":%" PRIu64 ",\"slowdown_micros\":%" PRIu64
-          ",\"gpu\":\"%s\",\"executors\":{",
+          ",\"flush_bytes_written\":%" PRIu64 ",\"flush_dropped_entries\":%" PRIu64
+          ",\"compaction_bytes_written\":%" PRIu64 ",\"trivial_moves\":%" PRIu64
+          ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64 ",\"stall_micros\":%" PRIu64
+          ",\"slowdown_micros\":%" PRIu64 ",\"gpu\":\"%s\",\"executors\":{",
           stats_.user_bytes_written, stats_.user_writes, stats_.wal_bytes_written, stats_.wal_syncs,
-          stats_.flushes, stats_.flush_bytes_written, stats_.CompactionBytesWritten(),
-          stats_.trivial_moves, stats_.WriteAmplification(), stats_.stall_count,
-          stats_.stall_micros, stats_.slowdown_micros, JsonEscaped(gpu_status_).c_str());
+          stats_.flushes, stats_.flush_bytes_written, stats_.flush_dropped_entries,
+          stats_.CompactionBytesWritten(), stats_.trivial_moves, stats_.WriteAmplification(),
+          stats_.stall_count, stats_.stall_micros, stats_.slowdown_micros,
+          JsonEscaped(gpu_status_).c_str());
   bool first = true;
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,

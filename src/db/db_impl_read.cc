@@ -91,7 +91,8 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   for (size_t i = 0; i < keys.size(); i++) {
     Status s;
     bool done = rs.mem->Get(lkeys[i], &(*values)[i], &s);
-    for (size_t j = 0; !done && j < rs.imm.size(); j++) done = rs.imm[j]->Get(lkeys[i], &(*values)[i], &s);
+    for (size_t j = 0; !done && j < rs.imm.size(); j++)
+      done = rs.imm[j]->Get(lkeys[i], &(*values)[i], &s);
     if (done) {
       statuses[i] = s;
     } else {
@@ -118,8 +119,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options, const std::vect
   return statuses;
 }
 
-Iterator* DBImpl::NewInternalIterator(const ReadOptions& options,
-                                      SequenceNumber* latest_snapshot) {
+Iterator* DBImpl::NewInternalIterator(const ReadOptions& options, SequenceNumber* latest_snapshot) {
   std::vector<Iterator*> list;
   ReadState* rs = new ReadState;
   {

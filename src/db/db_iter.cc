@@ -252,7 +252,8 @@ void DBIter::SeekForPrev(const Slice& target) {
   bool clamp_to_upper = has_upper_ && user_comparator_->Compare(target, upper_) >= 0;
   if (clamp_to_upper) {
     // The last key < upper: seek to the first entry of upper and step back.
-    AppendInternalKey(&saved_key_, ParsedInternalKey(upper_, kMaxSequenceNumber, kValueTypeForSeek));
+    AppendInternalKey(&saved_key_,
+                      ParsedInternalKey(upper_, kMaxSequenceNumber, kValueTypeForSeek));
   } else {
     // (target, seq 0, deletion) is the last possible internal key of target.
     AppendInternalKey(&saved_key_, ParsedInternalKey(target, 0, ValueType::kDeletion));

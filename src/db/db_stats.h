@@ -37,6 +37,7 @@ struct DBStats {
   uint64_t wal_syncs = 0;
   uint64_t flushes = 0;
   uint64_t flush_bytes_written = 0;
+  uint64_t flush_dropped_entries = 0;  // versions no snapshot could see, not flushed
   uint64_t trivial_moves = 0;
   uint64_t stall_micros = 0;     // writers waiting (stop conditions)
   uint64_t slowdown_micros = 0;  // writers delayed (slowdown conditions)

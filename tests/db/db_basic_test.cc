@@ -438,6 +438,38 @@ TEST_F(DBBasicTest, FlushWritesLevel0TableAndCompactRangeMovesItDown) {
   }
 }
 
+TEST_F(DBBasicTest, FlushDropsVersionsNoSnapshotSeesAndKeepsTombstones) {
+  Open();
+  Put("b", "old");
+  FlushDB();
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());  // b=old below level 0
+  Put("a", "1");
+  Put("a", "2");
+  const Snapshot* snap = db_->GetSnapshot();
+  Put("a", "3");
+  Put("b", "x");
+  Del("b");  // hides b=x in the same stripe: b=x is dropped, the tombstone kept
+  Put("c", "1");
+  Put("c", "2");
+  Put("c", "3");
+  FlushDB();
+  std::string json;
+  ASSERT_TRUE(db_->GetProperty("accelkv.stats.json", &json));
+  // a=1 (hidden by a=2 below the snapshot), b=x, c=1, c=2.
+  EXPECT_NE(std::string::npos, json.find("\"flush_dropped_entries\":4")) << json;
+  EXPECT_EQ("3", Get("a"));
+  EXPECT_EQ("2", Get("a", snap));
+  EXPECT_EQ("NOT_FOUND", Get("b"));  // the kept tombstone hides b=old
+  EXPECT_EQ("old", Get("b", snap));
+  EXPECT_EQ("3", Get("c"));
+  EXPECT_EQ("NOT_FOUND", Get("c", snap));
+  db_->ReleaseSnapshot(snap);
+  Reopen();
+  EXPECT_EQ("3", Get("a"));
+  EXPECT_EQ("NOT_FOUND", Get("b"));
+  EXPECT_EQ("3", Get("c"));
+}
+
 TEST_F(DBBasicTest, PartialCompactRange) {
   Open();
   for (int i = 0; i < 100; i++) Put(KeyOf(i), "a" + std::to_string(i));
