@@ -343,12 +343,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     const KeyArrays keys{d_key_arena_, d_key_offset, d_key_size};
     size_t sort_temp = 0;
     size_t select_temp = 0;
-    ACCELKV_CUDA_TRY(
-        "alloc", cub::DeviceMergeSort::SortKeys(nullptr, sort_temp, d_items,
-                                                static_cast<int64_t>(n), LessOp{keys}, stream_));
-    ACCELKV_CUDA_TRY("alloc", cub::DeviceSelect::Flagged(nullptr, select_temp, d_index, d_keep,
-                                                         d_kept, &d_counters->num_kept,
-                                                         static_cast<int64_t>(n), stream_));
+    if (n > 0) {  // an empty job sorts and selects nothing
+      ACCELKV_CUDA_TRY(
+          "alloc", cub::DeviceMergeSort::SortKeys(nullptr, sort_temp, d_items,
+                                                  static_cast<int64_t>(n), LessOp{keys}, stream_));
+      ACCELKV_CUDA_TRY("alloc", cub::DeviceSelect::Flagged(nullptr, select_temp, d_index, d_keep,
+                                                           d_kept, &d_counters->num_kept,
+                                                           static_cast<int64_t>(n), stream_));
+    }
     uint8_t* d_temp = nullptr;
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_temp, std::max(sort_temp, select_temp)));
 
