@@ -61,7 +61,7 @@ class BlockEntries {
   BlockEntries(const char* data, const BlockLayout& layout) : data_(data), l_(layout) {}
 
   Slice prefix() const { return Slice(data_, l_.prefix_size); }
-  // REQUIRES: i < l_.n (for this and value()).
+  // REQUIRES: i < l_.n (here and in value_offset()).
   Slice suffix(uint32_t i) const {
     uint64_t b, e;
     Bounds(l_.key_width, data_ + l_.key_ends_offset(), i, &b, &e);
