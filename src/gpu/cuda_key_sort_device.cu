@@ -1,7 +1,8 @@
 // CudaKeySortDevice: the CUDA KeySortDevice (see key_sort_device.h).
 //
 // One job, all on one stream:
-//   copy_in  arena + block spans + per-entry key offsets/sizes/flags + snapshots
+//   copy_in  file arena + key arena (one copy each) + block spans +
+//            per-entry key offsets/sizes/flags + snapshots
 //   verify   VerifyKernel: one thread per block, byte-wise CRC32C with the
 //            table in shared memory; the lowest bad block index via atomicMin
 //   sort     MakeItemsKernel (8-byte big-endian key prefix + entry index),
@@ -13,12 +14,14 @@
 //            cub::DeviceSelect::Flagged to compact the kept entry indices
 //   copy_out the counters, then the kept indices
 // and, in device-encode mode (EncodeBlocks, after the CPU planned the
-// output): the arena and the plan in, EncodeEntriesKernel (a warp per entry
-// copies key and value and writes its offset slots), FinishBlocksKernel (a
-// thread per block: closing slots, count, trailer CRC32C), the blocks out.
-// Device memory comes from the stream-ordered default pool with its release
-// threshold raised, so it is reused across jobs; the pinned host arena grows
-// and is reused. Every CUDA error becomes Aborted("gpu: <stage>: ...").
+// output): the plan in, EncodeEntriesKernel (a warp per entry copies its key
+// suffix, or for a block's first entry its whole key, which writes the
+// block prefix, and its value from the two arenas Run left on the device;
+// lane 0 writes its end offsets), FinishBlocksKernel (a thread per block:
+// footer, trailer CRC32C), the blocks out. Device memory comes from the
+// stream-ordered default pool with its release threshold raised, so it is
+// reused across jobs; the pinned host arenas grow and are reused. Every
+// CUDA error becomes Aborted("gpu: <stage>: ...").
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_util.h"
 #include "gpu/key_sort_device.h"
 
 namespace accelkv {
@@ -78,30 +82,36 @@ __global__ void DedupKernel(KeyArrays keys, const uint8_t* flags, const SortItem
   }
 }
 
-// One warp per entry: the lanes copy the key and the value bytes, lane 0
-// writes the entry's two offset slots.
-__global__ void EncodeEntriesKernel(const uint8_t* arena, const EncodeEntry* entries, uint64_t n,
+// One warp per entry: the lanes copy its key bytes (KeySkip: the block's
+// first entry writes its whole key, i.e. the prefix too) and its value,
+// lane 0 writes its end offsets (VAR sections only).
+__global__ void EncodeEntriesKernel(const uint8_t* arena, const uint8_t* key_arena,
+                                    const EncodeEntry* entries, uint64_t n,
                                     const EncodeBlock* blocks, uint8_t* out) {
   const uint64_t warp = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
   const uint32_t lane = threadIdx.x & 31u;
   if (warp >= n) return;
   const EncodeEntry e = entries[warp];
   const EncodeBlock b = blocks[e.block];
-  uint8_t* dst = out + b.out_offset;
-  for (uint32_t k = lane; k < e.key_size; k += 32) dst[e.key_dst + k] = arena[e.key_src + k];
-  for (uint32_t k = lane; k < e.value_size; k += 32) dst[e.value_dst + k] = arena[e.value_src + k];
-  if (lane == 0) WriteEntrySlots(out, b, e);
+  const uint32_t skip = KeySkip(b, e);
+  const uint8_t* key = key_arena + e.key_src + skip;
+  uint8_t* key_dst = out + KeyDst(b, e);
+  for (uint32_t k = lane; k < e.key_size - skip; k += 32) key_dst[k] = key[k];
+  const uint8_t* value = arena + e.value_src;
+  uint8_t* value_dst = out + ValueDst(b, e);
+  for (uint32_t k = lane; k < e.value_size; k += 32) value_dst[k] = value[k];
+  if (lane == 0) WriteEntryEnds(out, b, e);
 }
 
-// One thread per block, after every entry is in place: closing slots, entry
-// count, trailer type byte and masked CRC32C.
+// One thread per block, after every entry is in place: footer, trailer type
+// byte and masked CRC32C.
 __global__ void FinishBlocksKernel(const EncodeBlock* blocks, uint64_t n, uint8_t* out) {
   __shared__ uint32_t table[256];
   for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x) table[i] = Crc32cTableEntry(i);
   __syncthreads();
   const uint64_t b = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (b >= n) return;
-  WriteBlockTail(out, blocks[b]);
+  WriteBlockFooter(out, blocks[b]);
   WriteBlockCrc(table, out, blocks[b]);
 }
 
@@ -150,6 +160,35 @@ class JobAllocations {
   std::vector<void*> ptrs_;
 };
 
+// A pinned host buffer grown on demand and reused.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  Status Get(uint64_t bytes, const char* stage, uint8_t** p) {
+    if (bytes > capacity_) {
+      if (data_ != nullptr) cudaFreeHost(data_);
+      data_ = nullptr;
+      capacity_ = 0;
+      void* raw = nullptr;
+      ACCELKV_CUDA_TRY(stage,
+                       cudaHostAlloc(&raw, std::max<uint64_t>(bytes, 1), cudaHostAllocDefault));
+      data_ = static_cast<uint8_t*>(raw);
+      capacity_ = bytes;
+    }
+    *p = data_;
+    return Status::OK();
+  }
+
+ private:
+  uint8_t* data_ = nullptr;
+  uint64_t capacity_ = 0;
+};
+
 class CudaKeySortDevice final : public KeySortDevice {
  public:
   CudaKeySortDevice(cudaStream_t stream, uint64_t budget, std::string name)
@@ -157,9 +196,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     for (cudaEvent_t& e : events_) cudaEventCreate(&e);
   }
   ~CudaKeySortDevice() override {
+    ReleaseInput();
+    cudaStreamSynchronize(stream_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
-    if (arena_ != nullptr) cudaFreeHost(arena_);
-    if (out_ != nullptr) cudaFreeHost(out_);
     if (counters_ != nullptr) cudaFreeHost(counters_);
     cudaStreamDestroy(stream_);
   }
@@ -168,52 +207,87 @@ class CudaKeySortDevice final : public KeySortDevice {
   uint64_t MemoryBudget() const override { return budget_; }
 
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
-    if (bytes > capacity_) {
-      if (arena_ != nullptr) cudaFreeHost(arena_);
-      arena_ = nullptr;
-      capacity_ = 0;
-      void* p = nullptr;
-      ACCELKV_CUDA_TRY("alloc", cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
-      arena_ = static_cast<uint8_t*>(p);
-      capacity_ = bytes;
-    }
-    *arena = arena_;
-    return Status::OK();
+    return arena_.Get(bytes, "alloc", arena);
   }
-
+  Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
+    return key_arena_.Get(bytes, "alloc", arena);
+  }
   Status HostOutput(uint64_t bytes, uint8_t** out) override {
-    if (bytes > out_capacity_) {
-      if (out_ != nullptr) cudaFreeHost(out_);
-      out_ = nullptr;
-      out_capacity_ = 0;
-      void* p = nullptr;
-      ACCELKV_CUDA_TRY("encode",
-                       cudaHostAlloc(&p, std::max<uint64_t>(bytes, 1), cudaHostAllocDefault));
-      out_ = static_cast<uint8_t*>(p);
-      out_capacity_ = bytes;
-    }
-    *out = out_;
-    return Status::OK();
+    return out_.Get(bytes, "encode", out);
   }
 
   Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
                       std::map<std::string, uint64_t>* stage_micros) override {
     cudaGetLastError();
-    if (InjectedFailure() == GpuStage::kEncode) return Injected(GpuStage::kEncode);
+    Status s = held_.Check(job);
+    if (s.ok() && InjectedFailure() == GpuStage::kEncode) s = Injected(GpuStage::kEncode);
+    if (s.ok()) {
+      JobAllocations mem(stream_);  // drains the stream before the arenas are freed
+      s = EncodeStages(job, out, stage_micros, &mem);
+    }
+    ReleaseInput();
+    return s;
+  }
+
+  Status Run(const KeySortInput& in, KeySortOutput* out,
+             std::map<std::string, uint64_t>* stage_micros) override {
+    cudaGetLastError();  // clear a non-sticky error left by an earlier job
+    ReleaseInput();
+    if (counters_ == nullptr) {
+      void* p = nullptr;
+      ACCELKV_CUDA_TRY("alloc", cudaHostAlloc(&p, sizeof(Counters), cudaHostAllocDefault));
+      counters_ = static_cast<Counters*>(p);
+    }
+    Status s;
+    {
+      JobAllocations mem(stream_);  // drains the stream on every exit path
+      s = RunStages(in, out, stage_micros, &mem);
+    }
+    if (s.ok() && in.keep_for_encode) {
+      held_.Hold(in);
+    } else {
+      ReleaseInput();
+    }
+    return s;
+  }
+
+ private:
+  static Status Injected(GpuStage stage) {
+    return Status::Aborted("gpu: injected failure at", GpuStageName(stage));
+  }
+
+  // The device copies of the two arenas: allocated by Run, kept for
+  // EncodeBlocks (keep_for_encode), freed by EncodeBlocks, the next Run or
+  // the destructor.
+  cudaError_t AllocInput(const KeySortInput& in) {
+    void* p = nullptr;
+    cudaError_t e = cudaMallocAsync(&p, std::max<uint64_t>(in.arena_size, 1), stream_);
+    if (e != cudaSuccess) return e;
+    d_arena_ = static_cast<uint8_t*>(p);
+    e = cudaMallocAsync(&p, std::max<uint64_t>(in.key_arena_size, 1), stream_);
+    if (e != cudaSuccess) return e;
+    d_key_arena_ = static_cast<uint8_t*>(p);
+    return cudaSuccess;
+  }
+  void ReleaseInput() {
+    if (d_arena_ != nullptr) cudaFreeAsync(d_arena_, stream_);
+    if (d_key_arena_ != nullptr) cudaFreeAsync(d_key_arena_, stream_);
+    d_arena_ = nullptr;
+    d_key_arena_ = nullptr;
+    held_.Release();
+  }
+
+  Status EncodeStages(const EncodeJob& job, uint8_t* out,
+                      std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const auto t0 = std::chrono::steady_clock::now();
-    JobAllocations mem(stream_);
     const uint64_t n = job.entries.size();
     const uint64_t nb = job.blocks.size();
-    uint8_t* d_arena = nullptr;
     EncodeEntry* d_entries = nullptr;
     EncodeBlock* d_blocks = nullptr;
     uint8_t* d_out = nullptr;
-    ACCELKV_CUDA_TRY("encode", mem.Alloc(&d_arena, job.arena_size));
-    ACCELKV_CUDA_TRY("encode", mem.Alloc(&d_entries, n));
-    ACCELKV_CUDA_TRY("encode", mem.Alloc(&d_blocks, nb));
-    ACCELKV_CUDA_TRY("encode", mem.Alloc(&d_out, job.out_size));
-    ACCELKV_CUDA_TRY("encode", cudaMemcpyAsync(d_arena, job.arena, job.arena_size,
-                                               cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_entries, n));
+    ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_blocks, nb));
+    ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_out, job.out_size));
     ACCELKV_CUDA_TRY("encode",
                      cudaMemcpyAsync(d_entries, job.entries.data(), n * sizeof(EncodeEntry),
                                      cudaMemcpyHostToDevice, stream_));
@@ -221,8 +295,8 @@ class CudaKeySortDevice final : public KeySortDevice {
                      cudaMemcpyAsync(d_blocks, job.blocks.data(), nb * sizeof(EncodeBlock),
                                      cudaMemcpyHostToDevice, stream_));
     if (n > 0) {
-      EncodeEntriesKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(d_arena, d_entries, n, d_blocks,
-                                                                  d_out);
+      EncodeEntriesKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(d_arena_, d_key_arena_, d_entries,
+                                                                  n, d_blocks, d_out);
       ACCELKV_CUDA_TRY("encode", cudaGetLastError());
     }
     if (nb > 0) {
@@ -232,28 +306,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("encode",
                      cudaMemcpyAsync(out, d_out, job.out_size, cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
-    (*stage_micros)["gpu_encode"] += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
-            .count());
+    (*stage_micros)["gpu_encode"] += MicrosSince(t0);
     return Status::OK();
-  }
-
-  Status Run(const KeySortInput& in, KeySortOutput* out,
-             std::map<std::string, uint64_t>* stage_micros) override {
-    cudaGetLastError();  // clear a non-sticky error left by an earlier job
-    if (counters_ == nullptr) {
-      void* p = nullptr;
-      ACCELKV_CUDA_TRY("alloc", cudaHostAlloc(&p, sizeof(Counters), cudaHostAllocDefault));
-      counters_ = static_cast<Counters*>(p);
-    }
-    JobAllocations mem(stream_);
-    const Status s = RunStages(in, out, stage_micros, &mem);
-    return s;
-  }
-
- private:
-  static Status Injected(GpuStage stage) {
-    return Status::Aborted("gpu: injected failure at", GpuStageName(stage));
   }
 
   Status RunStages(const KeySortInput& in, KeySortOutput* out,
@@ -265,7 +319,6 @@ class CudaKeySortDevice final : public KeySortDevice {
 
     // alloc
     if (fail == GpuStage::kAlloc) return Injected(fail);
-    uint8_t* d_arena = nullptr;
     BlockSpan* d_blocks = nullptr;
     uint64_t* d_key_offset = nullptr;
     uint32_t* d_key_size = nullptr;
@@ -276,7 +329,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint32_t* d_index = nullptr;
     uint32_t* d_kept = nullptr;
     Counters* d_counters = nullptr;
-    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_arena, in.arena_size));
+    ACCELKV_CUDA_TRY("alloc", AllocInput(in));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_blocks, nb));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_key_offset, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_key_size, n));
@@ -287,22 +340,26 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_index, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_kept, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_counters, 1));
-    const KeyArrays keys{d_arena, d_key_offset, d_key_size};
+    const KeyArrays keys{d_key_arena_, d_key_offset, d_key_size};
     size_t sort_temp = 0;
     size_t select_temp = 0;
-    ACCELKV_CUDA_TRY(
-        "alloc", cub::DeviceMergeSort::SortKeys(nullptr, sort_temp, d_items,
-                                                static_cast<int64_t>(n), LessOp{keys}, stream_));
-    ACCELKV_CUDA_TRY("alloc", cub::DeviceSelect::Flagged(nullptr, select_temp, d_index, d_keep,
-                                                         d_kept, &d_counters->num_kept,
-                                                         static_cast<int64_t>(n), stream_));
+    if (n > 0) {  // an empty job sorts and selects nothing
+      ACCELKV_CUDA_TRY(
+          "alloc", cub::DeviceMergeSort::SortKeys(nullptr, sort_temp, d_items,
+                                                  static_cast<int64_t>(n), LessOp{keys}, stream_));
+      ACCELKV_CUDA_TRY("alloc", cub::DeviceSelect::Flagged(nullptr, select_temp, d_index, d_keep,
+                                                           d_kept, &d_counters->num_kept,
+                                                           static_cast<int64_t>(n), stream_));
+    }
     uint8_t* d_temp = nullptr;
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_temp, std::max(sort_temp, select_temp)));
 
     // copy_in
     if (fail == GpuStage::kCopyIn) return Injected(fail);
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_arena, in.arena, in.arena_size,
+    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_arena_, in.arena, in.arena_size,
+                                                cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_arena_, in.key_arena, in.key_arena_size,
                                                 cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_blocks, in.blocks.data(), nb * sizeof(BlockSpan),
                                                 cudaMemcpyHostToDevice, stream_));
@@ -321,7 +378,8 @@ class CudaKeySortDevice final : public KeySortDevice {
 
     // verify
     if (fail == GpuStage::kVerify) return Injected(fail);
-    if (nb > 0) VerifyKernel<<<Grid(nb), kThreads, 0, stream_>>>(d_arena, d_blocks, nb, d_counters);
+    if (nb > 0)
+      VerifyKernel<<<Grid(nb), kThreads, 0, stream_>>>(d_arena_, d_blocks, nb, d_counters);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], stream_));
 
@@ -360,8 +418,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("copy_out", cudaMemcpyAsync(out->kept.data(), d_kept, c.num_kept * 4,
                                                  cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("copy_out", cudaStreamSynchronize(stream_));
-    const auto copy_out = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - t0);
+    const uint64_t copy_out = MicrosSince(t0);
 
     const char* names[4] = {"copy_in", "verify", "sort", "dedup"};
     for (int i = 0; i < 4; ++i) {
@@ -369,7 +426,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("copy_out", cudaEventElapsedTime(&ms, events_[i], events_[i + 1]));
       (*stage_micros)[names[i]] += static_cast<uint64_t>(ms * 1000.0f);
     }
-    (*stage_micros)["copy_out"] += static_cast<uint64_t>(copy_out.count());
+    (*stage_micros)["copy_out"] += copy_out;
 
     if (c.bad_block != ~0ull) {
       out->bad_block = c.bad_block;
@@ -387,11 +444,13 @@ class CudaKeySortDevice final : public KeySortDevice {
   const uint64_t budget_;
   const std::string name_;
   cudaEvent_t events_[5] = {};
-  uint8_t* arena_ = nullptr;
-  uint8_t* out_ = nullptr;
-  uint64_t out_capacity_ = 0;
-  uint64_t capacity_ = 0;
+  PinnedBuffer arena_;      // the file arena (HostArena)
+  PinnedBuffer key_arena_;  // HostKeyArena
+  PinnedBuffer out_;        // HostOutput
   Counters* counters_ = nullptr;
+  uint8_t* d_arena_ = nullptr;  // device copies of the arenas (AllocInput)
+  uint8_t* d_key_arena_ = nullptr;
+  HeldInput held_;
 };
 
 std::string NoGpu(const char* what, cudaError_t e) {

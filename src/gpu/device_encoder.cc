@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "gpu/gpu_util.h"
 #include "table/block_builder.h"
 #include "table/filter.h"
 #include "table/format.h"
@@ -18,14 +19,11 @@ namespace gpu {
 
 namespace {
 
-uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now() - start)
-                                   .count());
-}
+static_assert(kVariableWidth == BlockLayout::kVariable);
+static_assert(kBlockFooterSize == BlockLayout::kFooterSize);
 
-// One output table as planned: its data blocks are job.blocks[first_block,
-// end_block), encoded into out[out_offset, out_offset + data_bytes).
+// One output table as planned: its data blocks are encoded into
+// out[out_offset, out_offset + data_bytes).
 struct PlannedTable {
   uint64_t out_offset = 0;
   uint64_t data_bytes = 0;
@@ -36,9 +34,11 @@ struct PlannedTable {
 
 // Walks the kept entries as CpuCompactionExecutor + TableBuilder would, with
 // sizes only (docs/FORMAT.md, "Data blocks" boundary rule; OutputSplitter
-// over EstimateTableFileSize), filling the EncodeJob and the tables' index
-// blocks, properties and filters. Mirrors TableBuilder::Add/FlushDataBlock/
-// Finish step for step; the executor tests check the result byte for byte.
+// over EstimateTableFileSize; each open data block's exact layout from a
+// BlockLayoutTracker), filling the EncodeJob and the tables' index blocks,
+// properties and filters. Mirrors TableBuilder::Add/FlushDataBlock/
+// EstimatedFileSize/Finish step for step; the executor tests check the
+// result byte for byte.
 class Planner {
  public:
   Planner(const CompactionJobSpec& spec, const JobInput& input, EncodeJob* job)
@@ -50,11 +50,14 @@ class Planner {
   }
 
   Status Add(uint32_t i) {
-    const char* arena = reinterpret_cast<const char*>(input_.keys.arena);
-    const Slice key(arena + input_.keys.key_offset[i], input_.keys.key_size[i]);
+    const char* key_arena = reinterpret_cast<const char*>(input_.keys.key_arena);
+    const Slice key(key_arena + input_.keys.key_offset[i], input_.keys.key_size[i]);
     const uint32_t value_size = input_.value_size[i];
     const uint64_t current = table_ != nullptr ? EstimatedFileSize() : 0;
-    if (splitter_.ShouldStopBefore(key, current) && table_ != nullptr) FinishTable();
+    if (splitter_.ShouldStopBefore(key, current) && table_ != nullptr) {
+      Status s = FinishTable();
+      if (!s.ok()) return s;
+    }
     if (table_ == nullptr) StartTable();
 
     ParsedInternalKey parsed;
@@ -63,13 +66,22 @@ class Planner {
     TableProperties& p = table_->props;
     if (p.num_entries > 0) {
       const uint64_t bs = spec_.table_options.block_size;
-      if (prefix_next_ / bs != prefix_prev_ / bs) FlushBlock();
+      if (prefix_next_ / bs != prefix_prev_ / bs) {
+        Status s = FlushBlock();
+        if (!s.ok()) return s;
+      }
     } else {
       p.smallest_key.assign(key.data(), key.size());
       p.smallest_seqno = parsed.sequence;
       p.largest_seqno = parsed.sequence;
     }
-    if (OpenBlockSize() + entry_size > BlockBuilder::kMaxBlockSize) {
+    // TableBuilder's guard (BlockBuilder::SizeBoundWith, then SizeWith).
+    // Values are passed as Slice(nullptr, size): only their sizes matter.
+    const uint64_t n = block_.NumEntries();
+    const uint64_t bound = block_key_bytes_ + key.size() + block_value_bytes_ + value_size +
+                           8 * (n + 1) + BlockLayout::kFooterSize;
+    if (bound > BlockBuilder::kMaxBlockSize &&
+        block_.SizeWith(key, Slice(nullptr, value_size)) > BlockBuilder::kMaxBlockSize) {
       // TableBuilder fails such a job; the CPU executor reruns it and says so.
       return Status::NotSupported("gpu: encode: entry too large for a block");
     }
@@ -82,13 +94,13 @@ class Planner {
     e.key_size = static_cast<uint32_t>(key.size());
     e.value_size = value_size;
     e.block = static_cast<uint32_t>(job_->blocks.size());
-    e.slot = block_.n;
-    e.key_dst = block_.key_bytes;
-    e.value_dst = block_.value_bytes;  // + K once the block closes
+    e.slot = static_cast<uint32_t>(n);
+    e.key_dst = 0;  // set when the block closes and its prefix is known
+    e.value_dst = static_cast<uint32_t>(block_value_bytes_);
     job_->entries.push_back(e);
-    block_.n++;
-    block_.key_bytes += e.key_size;
-    block_.value_bytes += value_size;
+    block_.Add(key, Slice(nullptr, value_size));
+    block_key_bytes_ += key.size();
+    block_value_bytes_ += value_size;
 
     last_key_ = key;
     if (table_->filter != nullptr) table_->filter->AddKey(parsed.user_key);
@@ -101,21 +113,28 @@ class Planner {
     return Status::OK();
   }
 
-  void Finish() {
-    if (table_ != nullptr) FinishTable();
+  Status Finish() {
+    if (table_ != nullptr) {
+      Status s = FinishTable();
+      if (!s.ok()) return s;
+    }
     job_->out_size = out_cursor_;
+    return Status::OK();
   }
 
   std::vector<std::unique_ptr<PlannedTable>>& tables() { return tables_; }
 
  private:
-  uint64_t OpenBlockSize() const { return block_.n == 0 ? 0 : EncodedBlockSize(block_); }
-
   uint64_t EstimatedFileSize() const {
     TableSizeState st;
     st.offset = offset_;
-    st.index_block_size = table_->index.CurrentSizeEstimate();
-    st.data_block_size = OpenBlockSize();
+    if (block_.empty()) {
+      st.index_block_size = table_->index.CurrentSizeEstimate();
+    } else {
+      static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
+      st.index_block_size = table_->index.SizeWith(last_key_, Slice(kHandle, sizeof(kHandle)));
+      st.data_block_size = block_.Size();
+    }
     st.last_key_size = last_key_.size();
     if (table_->filter != nullptr && table_->props.num_entries > 0) {
       st.filter_encoded_size = table_->filter->EncodedSize();
@@ -137,35 +156,62 @@ class Planner {
     prefix_prev_ = 0;
     prefix_next_ = 0;
     last_key_ = Slice();
-    block_ = EncodeBlock{};
+    ResetBlock();
   }
 
-  void FlushBlock() {
-    if (block_.n == 0) return;
-    block_.out_offset = table_->out_offset + offset_;
-    const size_t first = job_->entries.size() - block_.n;
-    for (size_t j = first; j < job_->entries.size(); ++j) {
-      job_->entries[j].value_dst += block_.key_bytes;
+  void ResetBlock() {
+    block_.Reset();
+    block_key_bytes_ = 0;
+    block_value_bytes_ = 0;
+  }
+
+  // Closes the open data block: its layout, its entries' suffix offsets
+  // (known once its prefix is) and its index entry.
+  Status FlushBlock() {
+    if (block_.empty()) return Status::OK();
+    const BlockLayout l = block_.Layout();
+    const size_t first = job_->entries.size() - l.n;
+    EncodeBlock b;
+    b.out_offset = table_->out_offset + offset_;
+    b.prefix_src = job_->entries[first].key_src;
+    b.n = l.n;
+    b.prefix_size = l.prefix_size;
+    b.key_width = l.key_width;
+    b.value_width = l.value_width;
+    b.offset_width = l.offset_width;
+    b.key_bytes = static_cast<uint32_t>(l.key_bytes);
+    b.value_bytes = static_cast<uint32_t>(l.value_bytes);
+    if (EncodedBlockSize(b) != l.size) {
+      return Status::Corruption("gpu: encode: planned block size differs from its layout");
     }
-    job_->blocks.push_back(block_);
+    uint64_t suffix_end = 0;
+    for (size_t j = first; j < job_->entries.size(); ++j) {
+      EncodeEntry& e = job_->entries[j];
+      e.key_dst = static_cast<uint32_t>(suffix_end);
+      suffix_end += e.key_size - l.prefix_size;
+    }
+    job_->blocks.push_back(b);
     BlockHandle handle;
     handle.offset = offset_;
-    handle.size = EncodedBlockSize(block_);
+    handle.size = l.size;
     offset_ += handle.size + kBlockTrailerSize;
     table_->props.num_data_blocks++;
     table_->props.data_bytes += handle.size + kBlockTrailerSize;
     char encoded[BlockHandle::kEncodedLength];
     handle.EncodeTo(encoded);
     table_->index.Add(last_key_, Slice(encoded, sizeof(encoded)));
-    block_ = EncodeBlock{};
+    ResetBlock();
+    return Status::OK();
   }
 
-  void FinishTable() {
-    FlushBlock();
+  Status FinishTable() {
+    Status s = FlushBlock();
+    if (!s.ok()) return s;
     table_->props.largest_key.assign(last_key_.data(), last_key_.size());
     table_->data_bytes = offset_;
     out_cursor_ += offset_;
     table_ = nullptr;
+    return Status::OK();
   }
 
   const CompactionJobSpec& spec_;
@@ -178,9 +224,11 @@ class Planner {
   uint64_t offset_ = 0;            // its finished data blocks with trailers
   uint64_t prefix_prev_ = 0;       // P_{i-1} (TableBuilder)
   uint64_t prefix_next_ = 0;       // P_i
-  Slice last_key_;                 // into the arena
-  EncodeBlock block_{};            // the open data block (n == 0: none)
-  uint64_t out_cursor_ = 0;        // end of the planned output
+  Slice last_key_;                 // into the key arena
+  BlockLayoutTracker block_;       // the open data block (empty: none)
+  uint64_t block_key_bytes_ = 0;   // its full keys' bytes (SizeBoundWith)
+  uint64_t block_value_bytes_ = 0;
+  uint64_t out_cursor_ = 0;  // end of the planned output
 };
 
 // Appends block contents and its trailer to dst; returns its handle at *offset
@@ -226,20 +274,24 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   EncodeJob& job = *scratch;
   job.arena = input.keys.arena;
   job.arena_size = input.keys.arena_size;
+  job.key_arena = input.keys.key_arena;
+  job.key_arena_size = input.keys.key_arena_size;
   job.entries.clear();
   job.blocks.clear();
   job.out_size = 0;
   job.entries.reserve(kept.size());
   Planner planner(spec, input, &job);
+  Status s;
   for (uint32_t i : kept) {
-    Status s = planner.Add(i);
+    s = planner.Add(i);
     if (!s.ok()) return s;
   }
-  planner.Finish();
+  s = planner.Finish();
+  if (!s.ok()) return s;
   result->stage_micros["plan"] += MicrosSince(t);
 
   uint8_t* out = nullptr;
-  Status s = device->HostOutput(job.out_size, &out);
+  s = device->HostOutput(job.out_size, &out);
   if (s.ok()) s = device->EncodeBlocks(job, out, &result->stage_micros);
   if (!s.ok()) return s;
 
@@ -249,16 +301,8 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     result->stage_micros["encode"] += MicrosSince(t);
 
     t = std::chrono::steady_clock::now();
-    const TableProperties& props = table->props;
-    FileMetaData meta;
-    meta.number = spec.new_file_number();
-    meta.file_size = table->data_bytes + tail.size();
-    meta.smallest.DecodeFrom(props.smallest_key);
-    meta.largest.DecodeFrom(props.largest_key);
-    meta.smallest_seqno = props.smallest_seqno;
-    meta.largest_seqno = props.largest_seqno;
-    meta.num_entries = props.num_entries;
-    meta.num_deletions = props.num_deletions;
+    const FileMetaData meta =
+        OutputFileMeta(spec.new_file_number(), table->data_bytes + tail.size(), table->props);
     std::unique_ptr<WritableFile> file;
     s = spec.env->NewWritableFile(TableFileName(spec.dbname, meta.number), &file);
     if (!s.ok()) return s;

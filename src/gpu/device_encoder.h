@@ -3,9 +3,12 @@
 //   plan (CPU)        walk the kept entries with sizes only, deciding output
 //                     files (OutputSplitter over TableBuilder's size estimate)
 //                     and data blocks (the prefix-sum boundary rule) exactly
-//                     as TableBuilder would, and where every key and value
-//                     lands; gather the table properties and filter keys;
-//   gpu_encode        the device fills every data block and its trailer;
+//                     as TableBuilder would, each block's layout (shared
+//                     prefix, widths, end-offset width: BlockLayoutTracker)
+//                     and where every key suffix and value lands; gather the
+//                     table properties and filter keys;
+//   gpu_encode        the device fills every data block and its trailer from
+//                     the key arena (keys) and the file arena (values);
 //   encode (CPU)      filter, properties and index blocks and the footer of
 //                     each table (small: one index entry per data block);
 //   write (CPU)       each file written from the encoded buffer, fsynced.

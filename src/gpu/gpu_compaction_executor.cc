@@ -9,6 +9,7 @@
 
 #include "gpu/device_encoder.h"
 #include "gpu/gpu_executor.h"
+#include "gpu/gpu_util.h"
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
 #include "gpu/output_assembler.h"
@@ -37,12 +38,6 @@ double ThreadCpuSeconds() {
   if (getrusage(RUSAGE_THREAD, &ru) != 0) return 0;
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-}
-
-uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now() - start)
-                                   .count());
 }
 
 uint64_t JobEntries(const Compaction& c) {
@@ -84,18 +79,22 @@ GpuStage InjectedFailure() {
   return static_cast<GpuStage>(g_injected.load());
 }
 
-uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t entries, uint64_t blocks) {
-  // key offset (8) + key size (4) + flags (1) + two sort item arrays (32) +
-  // merge-sort scratch (~16) + keep flag (1) + kept index (4), rounded up.
-  // Encoding (a later, separate allocation) needs the arena again, an output
-  // about as large (+ 12 B of offsets per entry + 17 per block) and the plan
-  // (40 B per entry); the larger of the two phases is what must fit.
+uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_bytes,
+                                    uint64_t entries, uint64_t blocks) {
+  // Both arenas stay from copy_in to the end of the encode. Sort phase per
+  // entry: key offset (8) + key size (4) + flags (1) + two sort item arrays
+  // (32) + merge-sort scratch (~16) + keep flag (1) + index and kept index
+  // (8), rounded up. Encode phase: the output data blocks (each block's
+  // prefix and suffixes are at most its keys, so at most the key arena plus
+  // the values plus two 4-byte end offsets per entry and 21 bytes of footer
+  // and trailer per block) and the plan; output blocks are counted like the
+  // input's. The larger phase is what must fit beside the arenas.
   constexpr uint64_t kPerEntry = 72;
   constexpr uint64_t kSlack = 32ull << 20;
-  const uint64_t sort = arena_bytes + entries * kPerEntry + blocks * sizeof(BlockSpan);
-  const uint64_t encode =
-      2 * arena_bytes + entries * (sizeof(EncodeEntry) + 12) + blocks * (sizeof(EncodeBlock) + 17);
-  return std::max(sort, encode) + kSlack;
+  const uint64_t sort = entries * kPerEntry + blocks * sizeof(BlockSpan);
+  const uint64_t out = arena_bytes + key_arena_bytes + 8 * entries + 21 * blocks;
+  const uint64_t encode = out + entries * sizeof(EncodeEntry) + blocks * sizeof(EncodeBlock);
+  return arena_bytes + key_arena_bytes + std::max(sort, encode) + kSlack;
 }
 
 #if !defined(ACCELKV_WITH_CUDA)
@@ -180,10 +179,13 @@ bool GpuCompactionExecutor::ShouldOffload(const CompactionJobSpec& spec) const {
   const uint64_t bytes = c.TotalInputBytes();
   if (bytes < options_.min_input_bytes) return false;
   // Every data block holds at least one entry; plus filter and properties
-  // blocks per table.
+  // blocks per table. The key arena's size is known only after decode (which
+  // checks the budget again, exactly): estimated here as the input bytes,
+  // an over-estimate unless keys share long block prefixes.
   const uint64_t entries = JobEntries(c);
   const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
-  const uint64_t needed = gpu::KeySortDevice::BytesNeeded(bytes, entries, entries + 2 * files);
+  const uint64_t needed =
+      gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, entries + 2 * files);
   return needed <= device_->MemoryBudget();
 }
 
@@ -216,24 +218,19 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   input.Clear();
   auto t = std::chrono::steady_clock::now();
   Status s = gpu::ReadInputTables(spec, device_.get(), &input);
-  result->stage_micros["read"] += MicrosSince(t);
+  result->stage_micros["read"] += gpu::MicrosSince(t);
   if (!s.ok()) return s;
   result->bytes_read = input.keys.arena_size;
 
   t = std::chrono::steady_clock::now();
-  s = gpu::DecodeInputTables(spec, &input);
-  result->stage_micros["decode"] += MicrosSince(t);
+  s = gpu::DecodeInputTables(spec, device_.get(), &input);
+  result->stage_micros["decode"] += gpu::MicrosSince(t);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n;
 
-  const uint64_t needed =
-      gpu::KeySortDevice::BytesNeeded(input.keys.arena_size, n, input.keys.blocks.size());
-  if (needed > device_->MemoryBudget()) {
-    return Status::Aborted(
-        "gpu: alloc: job needs more device memory than the budget",
-        std::to_string(needed) + " > " + std::to_string(device_->MemoryBudget()));
-  }
+  const bool device_encode = UseDeviceEncode(input);
+  input.keys.keep_for_encode = device_encode;
   gpu::KeySortOutput out;
   s = device_->Run(input.keys, &out, &result->stage_micros);
   if (s.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
@@ -245,7 +242,7 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   }
   if (!s.ok()) return s;
   result->dropped_entries = n - out.kept.size();
-  if (UseDeviceEncode(input)) {
+  if (device_encode) {
     return gpu::EncodeOutputsOnDevice(spec, input, out.kept, device_.get(), encode_job_.get(),
                                       result);
   }

@@ -1,16 +1,21 @@
 // GpuCompactionExecutor: runs a compaction job with the GPU doing the
-// data-parallel middle (keys-only mode, docs/GPU.md):
-//   read (CPU: input files whole into one pinned arena)
-//   -> decode (CPU: footer, index, block layout; per entry the internal-key
-//      position and IsBaseLevelForKey for tombstones; all bounds-checked)
-//   -> copy_in, verify (GPU: CRC32C of every data, filter and properties
-//      block), sort (GPU: internal-key order, CUB merge sort over 8-byte key
-//      prefixes with full-key tie-breaks), dedup (GPU: ObsoleteVersionFilter's
-//      rule per entry and predecessor, CUB select), copy_out (kept order)
-//   -> encode (CPU: the same TableBuilder + OutputSplitter calls as
-//      CpuCompactionExecutor, values read in place from the arena)
+// data-parallel middle (docs/GPU.md):
+//   read (CPU: input files whole into one pinned file arena)
+//   -> decode (CPU: footer, index, every block's layout; every entry's
+//      internal key materialized (block prefix ++ suffix) into a pinned key
+//      arena, its value located in the file arena, IsBaseLevelForKey for
+//      tombstones; all bounds-checked)
+//   -> copy_in (both arenas), verify (GPU: CRC32C of every data, filter and
+//      properties block), sort (GPU: internal-key order, CUB merge sort over
+//      8-byte key prefixes with full-key tie-breaks), dedup (GPU:
+//      ObsoleteVersionFilter's rule per entry and predecessor, CUB select),
+//      copy_out (kept order)
+//   -> encode: keys-only mode (CPU: the same TableBuilder + OutputSplitter
+//      calls as CpuCompactionExecutor, keys from the key arena, values in
+//      place from the file arena) or device-encode mode (CPU plan, GPU data
+//      blocks, CPU filter/properties/index/footer: device_encoder.h)
 //   -> write (CPU: each output written, fsynced, closed).
-// Output files are therefore byte-identical to the CPU executor's.
+// Output files are byte-identical to the CPU executor's in both modes.
 //
 // Usable with and without CUDA: Create() returns nullptr plus a one-line
 // reason when there is no usable GPU (or no CUDA in the build).
@@ -51,7 +56,7 @@ struct GpuExecutorOptions {
   // Encode mode: jobs whose input values average at most this many bytes
   // have their output data blocks built on the device (device-encode mode);
   // larger values stay in place and the CPU assembles the blocks from the
-  // input arena (keys-only mode, only keys and value references cross PCIe).
+  // file arena (keys-only mode, only keys and value references cross PCIe).
   // The environment variable ACCELKV_GPU_ENCODE=device|cpu forces a mode
   // (measurements). docs/GPU.md, "Encode modes", gives the measured crossover.
   uint64_t device_encode_max_avg_value = 4096;

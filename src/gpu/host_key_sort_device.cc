@@ -6,7 +6,10 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <string>
 
+#include "gpu/gpu_util.h"
 #include "gpu/key_sort_device.h"
 
 namespace accelkv {
@@ -23,54 +26,53 @@ class HostKeySortDevice final : public KeySortDevice {
   const char* Name() const override { return "host-reference"; }
 
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
-    if (bytes > capacity_) {
-      arena_.reset(new uint8_t[bytes]);
-      capacity_ = bytes;
-    }
-    *arena = arena_.get();
-    return Status::OK();
+    return arena_.Get(bytes, "alloc", arena);
+  }
+  Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
+    return key_arena_.Get(bytes, "alloc", arena);
+  }
+  Status HostOutput(uint64_t bytes, uint8_t** out) override {
+    return out_.Get(bytes, "encode", out);
   }
 
   uint64_t MemoryBudget() const override { return budget_; }
 
-  Status HostOutput(uint64_t bytes, uint8_t** out) override {
-    if (bytes > out_capacity_) {
-      out_.reset(new uint8_t[bytes]);
-      out_capacity_ = bytes;
-    }
-    *out = out_.get();
-    return Status::OK();
-  }
-
   Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
                       std::map<std::string, uint64_t>* stage_micros) override {
+    Status s = held_.Check(job);
+    held_.Release();
+    if (!s.ok()) return s;
     if (InjectedFailure() == GpuStage::kEncode) {
       return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
     }
     const auto t = std::chrono::steady_clock::now();
     for (const EncodeEntry& e : job.entries) {
       const EncodeBlock& b = job.blocks[e.block];
-      std::memcpy(out + b.out_offset + e.key_dst, job.arena + e.key_src, e.key_size);
-      std::memcpy(out + b.out_offset + e.value_dst, job.arena + e.value_src, e.value_size);
-      WriteEntrySlots(out, b, e);
+      const uint32_t skip = KeySkip(b, e);
+      std::memcpy(out + KeyDst(b, e), job.key_arena + e.key_src + skip, e.key_size - skip);
+      std::memcpy(out + ValueDst(b, e), job.arena + e.value_src, e.value_size);
+      WriteEntryEnds(out, b, e);
     }
     for (const EncodeBlock& b : job.blocks) {
-      WriteBlockTail(out, b);
+      WriteBlockFooter(out, b);
       WriteBlockCrc(crc_table_, out, b);
     }
-    (*stage_micros)["gpu_encode"] += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t)
-            .count());
+    (*stage_micros)["gpu_encode"] += MicrosSince(t);
     return Status::OK();
   }
 
   Status Run(const KeySortInput& in, KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
+    held_.Release();
+    const Status s = RunStages(in, out, stage_micros);
+    if (s.ok() && in.keep_for_encode) held_.Hold(in);
+    return s;
+  }
+
+ private:
+  Status RunStages(const KeySortInput& in, KeySortOutput* out,
+                   std::map<std::string, uint64_t>* stage_micros) {
     using Clock = std::chrono::steady_clock;
-    auto micros = [](Clock::time_point t) {
-      return static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t).count());
-    };
     const GpuStage fail = InjectedFailure();
     auto injected = [](GpuStage stage) {
       return Status::Aborted("gpu: injected failure at", GpuStageName(stage));
@@ -89,17 +91,17 @@ class HostKeySortDevice final : public KeySortDevice {
         break;
       }
     }
-    (*stage_micros)["verify"] += micros(t);
+    (*stage_micros)["verify"] += MicrosSince(t);
 
     if (fail == GpuStage::kSort) return injected(fail);
     t = Clock::now();
-    const KeyArrays keys{in.arena, in.key_offset.data(), in.key_size.data()};
+    const KeyArrays keys{in.key_arena, in.key_offset.data(), in.key_size.data()};
     const uint64_t n = in.num_entries();
     std::vector<SortItem> items(n);
     for (uint64_t i = 0; i < n; ++i) items[i] = keys.MakeItem(static_cast<uint32_t>(i));
     std::sort(items.begin(), items.end(),
               [&keys](const SortItem& a, const SortItem& b) { return keys.Less(a, b); });
-    (*stage_micros)["sort"] += micros(t);
+    (*stage_micros)["sort"] += MicrosSince(t);
 
     if (fail == GpuStage::kDedup) return injected(fail);
     t = Clock::now();
@@ -116,7 +118,7 @@ class HostKeySortDevice final : public KeySortDevice {
         out->kept.push_back(items[pos].index);
       }
     }
-    (*stage_micros)["dedup"] += micros(t);
+    (*stage_micros)["dedup"] += MicrosSince(t);
 
     if (fail == GpuStage::kCopyOut) return injected(fail);
     if (bad) {
@@ -131,13 +133,35 @@ class HostKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
- private:
+  // A host buffer grown on demand and reused.
+  class Buffer {
+   public:
+    Status Get(uint64_t bytes, const char* stage, uint8_t** p) {
+      if (bytes > capacity_) {
+        data_.reset();
+        capacity_ = 0;
+        data_.reset(new (std::nothrow) uint8_t[std::max<uint64_t>(bytes, 1)]);
+        if (data_ == nullptr) {
+          return Status::Aborted(std::string("gpu: ") + stage + ": host allocation failed",
+                                 std::to_string(bytes) + " bytes");
+        }
+        capacity_ = bytes;
+      }
+      *p = data_.get();
+      return Status::OK();
+    }
+
+   private:
+    std::unique_ptr<uint8_t[]> data_;
+    uint64_t capacity_ = 0;
+  };
+
   const uint64_t budget_;
   uint32_t crc_table_[256];
-  std::unique_ptr<uint8_t[]> arena_;
-  uint64_t capacity_ = 0;
-  std::unique_ptr<uint8_t[]> out_;
-  uint64_t out_capacity_ = 0;
+  Buffer arena_;
+  Buffer key_arena_;
+  Buffer out_;
+  HeldInput held_;
 };
 
 }  // namespace

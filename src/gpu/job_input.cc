@@ -55,14 +55,54 @@ Status CheckBlockOnCpu(const char* base, const BlockHandle& h) {
   return Status::OK();
 }
 
+// The entries of a validated block, read in place by its layout.
+class BlockEntries {
+ public:
+  BlockEntries(const char* data, const BlockLayout& layout) : data_(data), l_(layout) {}
+
+  Slice prefix() const { return Slice(data_, l_.prefix_size); }
+  // REQUIRES: i < l_.n (here and in value_offset()).
+  Slice suffix(uint32_t i) const {
+    uint64_t b, e;
+    Bounds(l_.key_width, data_ + l_.key_ends_offset(), i, &b, &e);
+    return Slice(data_ + l_.keys_offset() + b, e - b);
+  }
+  // The offset of value i from the block's start, and its size.
+  uint64_t value_offset(uint32_t i, uint64_t* size) const {
+    uint64_t b, e;
+    Bounds(l_.value_width, data_ + l_.value_ends_offset(), i, &b, &e);
+    *size = e - b;
+    return l_.values_offset() + b;
+  }
+
+ private:
+  uint64_t End(const char* ends, uint64_t i) const {
+    const auto* p = reinterpret_cast<const uint8_t*>(ends + i * l_.offset_width);
+    if (l_.offset_width == 2) return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
+    return DecodeFixed32(ends + i * 4);
+  }
+  // [*b, *e) of entry i in a section of this width (or its end offsets).
+  void Bounds(uint32_t width, const char* ends, uint32_t i, uint64_t* b, uint64_t* e) const {
+    if (width != BlockLayout::kVariable) {
+      *b = uint64_t{i} * width;
+      *e = *b + width;
+    } else {
+      *b = i == 0 ? 0 : End(ends, i - 1);
+      *e = End(ends, i);
+    }
+  }
+
+  const char* const data_;
+  const BlockLayout& l_;
+};
+
+// Finds and validates a table's blocks: the index block (CRC checked here),
+// every data block's layout (into input->data_blocks) and the spans the
+// device checksums (data, filter, properties).
 class TableDecoder {
  public:
-  TableDecoder(const CompactionJobSpec& spec, const uint8_t* arena, const InputTable& t,
-               JobInput* input)
-      : spec_(spec),
-        base_(reinterpret_cast<const char*>(arena + t.offset)),
-        table_(t),
-        input_(input) {}
+  TableDecoder(const uint8_t* arena, const InputTable& t, JobInput* input)
+      : base_(reinterpret_cast<const char*>(arena + t.offset)), table_(t), input_(input) {}
 
   Status Decode() {
     const uint64_t size = table_.size;
@@ -73,30 +113,26 @@ class TableDecoder {
     if (!s.ok()) return Corrupt(s);
     s = CheckBlockOnCpu(base_, footer.index_handle);
     if (!s.ok()) return Corrupt(s);
-    const Slice index(base_ + footer.index_handle.offset, footer.index_handle.size);
-    s = Block::Validate(index);
+    BlockLayout layout;
+    const char* index = base_ + footer.index_handle.offset;
+    s = Block::Validate(Slice(index, footer.index_handle.size), &layout);
     if (!s.ok()) return Corrupt(s);
     const uint64_t data_end = footer.filter_handle.size != 0 ? footer.filter_handle.offset
                                                              : footer.properties_handle.offset;
-    auto contents = std::make_unique<char[]>(index.size());
-    std::memcpy(contents.get(), index.data(), index.size());
-    BlockContents bc;
-    bc.data = std::move(contents);
-    bc.size = index.size();
-    std::unique_ptr<Block> index_block;
-    s = Block::Parse(std::move(bc), &index_block);
-    if (!s.ok()) return Corrupt(s);
-    for (uint32_t i = 0; i < index_block->num_entries(); ++i) {
-      Slice v = index_block->value(i);
+    const BlockEntries entries(index, layout);
+    for (uint32_t i = 0; i < layout.n; ++i) {
+      uint64_t value_size;
+      const uint64_t value_offset = entries.value_offset(i, &value_size);
+      if (value_size != BlockHandle::kEncodedLength) return Corrupt("bad index entry");
+      Slice v(index + value_offset, value_size);
       BlockHandle h;
-      if (v.size() != BlockHandle::kEncodedLength) return Corrupt("bad index entry");
       s = h.DecodeFrom(&v);
       if (!s.ok()) return Corrupt(s);
       if (h.offset > data_end || h.size > data_end - h.offset ||
           data_end - h.offset - h.size < kBlockTrailerSize) {
         return Corrupt("index entry points outside the data blocks");
       }
-      s = DecodeDataBlock(h);
+      s = AddDataBlock(h);
       if (!s.ok()) return s;
     }
     if (footer.filter_handle.size != 0) AddSpan(footer.filter_handle);
@@ -116,48 +152,62 @@ class TableDecoder {
     input_->keys.blocks.push_back(BlockSpan{table_.offset + h.offset, h.size});
   }
 
-  Status DecodeDataBlock(const BlockHandle& h) {
+  Status AddDataBlock(const BlockHandle& h) {
     if (base_[h.offset + h.size] != 0) return Corrupt("unsupported compression");
-    const char* data = base_ + h.offset;
-    Status s = Block::Validate(Slice(data, h.size));
+    InputDataBlock block;
+    block.offset = table_.offset + h.offset;
+    block.table = table_.number;
+    Status s = Block::Validate(Slice(base_ + h.offset, h.size), &block.layout);
     if (!s.ok()) return Corrupt(s);
-    AddSpan(h);
-    const uint32_t n = DecodeFixed32(data + h.size - 4);
-    const char* key_offsets = data + h.size - 4 - 8 * (uint64_t{n} + 1);
-    const char* value_offsets = key_offsets + 4 * (uint64_t{n} + 1);
-    KeySortInput& keys = input_->keys;
-    const uint64_t block_base = table_.offset + h.offset;
-    for (uint32_t j = 0; j < n; ++j) {
-      const uint32_t kb = DecodeFixed32(key_offsets + 4 * j);
-      const uint32_t ke = DecodeFixed32(key_offsets + 4 * (j + 1));
-      const uint32_t vb = DecodeFixed32(value_offsets + 4 * j);
-      const uint32_t ve = DecodeFixed32(value_offsets + 4 * (j + 1));
-      ParsedInternalKey parsed;
-      if (!ParseInternalKey(Slice(data + kb, ke - kb), &parsed)) {
-        return Corrupt("malformed internal key");
-      }
-      if (keys.key_offset.size() >= std::numeric_limits<uint32_t>::max()) {
-        return Status::NotSupported("gpu: job has 2^32 or more entries");
-      }
-      keys.key_offset.push_back(block_base + kb);
-      keys.key_size.push_back(ke - kb);
-      input_->value_offset.push_back(block_base + vb);
-      input_->value_size.push_back(ve - vb);
-      uint8_t flags = 0;
-      if (parsed.type == ValueType::kDeletion &&
-          spec_.compaction->IsBaseLevelForKey(parsed.user_key)) {
-        flags |= kFlagBaseLevel;
-      }
-      keys.flags.push_back(flags);
+    // Keys of a block are distinct and share the prefix, so at most one
+    // suffix is empty: this bounds the key arena by the file bytes' square.
+    if (block.layout.n > block.layout.key_bytes + 1) {
+      return Corrupt("data block has more entries than distinct keys");
     }
+    AddSpan(h);
+    input_->data_blocks.push_back(block);
     return Status::OK();
   }
 
-  const CompactionJobSpec& spec_;
   const char* const base_;
   const InputTable& table_;
   JobInput* const input_;
 };
+
+// Materializes the keys of one data block at key_arena + *cursor and
+// appends its entries.
+Status DecodeEntries(const CompactionJobSpec& spec, const InputDataBlock& block, uint8_t* key_arena,
+                     uint64_t* cursor, JobInput* input) {
+  const char* data = reinterpret_cast<const char*>(input->keys.arena + block.offset);
+  const BlockEntries entries(data, block.layout);
+  const Slice prefix = entries.prefix();
+  KeySortInput& keys = input->keys;
+  for (uint32_t j = 0; j < block.layout.n; ++j) {
+    const Slice suffix = entries.suffix(j);
+    char* key = reinterpret_cast<char*>(key_arena + *cursor);
+    std::memcpy(key, prefix.data(), prefix.size());
+    std::memcpy(key + prefix.size(), suffix.data(), suffix.size());
+    const Slice ikey(key, prefix.size() + suffix.size());
+    ParsedInternalKey parsed;
+    if (ikey.size() > std::numeric_limits<uint32_t>::max() || !ParseInternalKey(ikey, &parsed)) {
+      return Status::Corruption(TableError(block.table, "malformed internal key"));
+    }
+    uint64_t value_size;
+    const uint64_t value_offset = entries.value_offset(j, &value_size);
+    keys.key_offset.push_back(*cursor);
+    keys.key_size.push_back(static_cast<uint32_t>(ikey.size()));
+    *cursor += ikey.size();
+    input->value_offset.push_back(block.offset + value_offset);
+    input->value_size.push_back(static_cast<uint32_t>(value_size));
+    uint8_t flags = 0;
+    if (parsed.type == ValueType::kDeletion &&
+        spec.compaction->IsBaseLevelForKey(parsed.user_key)) {
+      flags |= kFlagBaseLevel;
+    }
+    keys.flags.push_back(flags);
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -169,8 +219,12 @@ const InputTable& JobInput::TableAt(uint64_t offset) const {
 
 void JobInput::Clear() {
   tables.clear();
+  data_blocks.clear();
   keys.arena = nullptr;
   keys.arena_size = 0;
+  keys.key_arena = nullptr;
+  keys.key_arena_size = 0;
+  keys.keep_for_encode = false;
   keys.blocks.clear();
   keys.key_offset.clear();
   keys.key_size.clear();
@@ -201,21 +255,42 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
   return Status::OK();
 }
 
-Status DecodeInputTables(const CompactionJobSpec& spec, JobInput* input) {
-  input->keys.snapshots.assign(spec.snapshots.begin(), spec.snapshots.end());
-  // The files' entry counts size the per-entry arrays up front (no regrowth).
-  uint64_t entries = 0;
-  for (int which = 0; which < 2; ++which) {
-    for (const FileMetaPtr& f : spec.compaction->inputs(which)) entries += f->num_entries;
+Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input) {
+  KeySortInput& keys = input->keys;
+  keys.snapshots.assign(spec.snapshots.begin(), spec.snapshots.end());
+  for (const InputTable& t : input->tables) {
+    TableDecoder decoder(keys.arena, t, input);
+    Status s = decoder.Decode();
+    if (!s.ok()) return s;
   }
-  input->keys.key_offset.reserve(entries);
-  input->keys.key_size.reserve(entries);
-  input->keys.flags.reserve(entries);
+  uint64_t entries = 0;
+  uint64_t key_bytes = 0;
+  for (const InputDataBlock& b : input->data_blocks) {
+    entries += b.layout.n;
+    key_bytes += uint64_t{b.layout.n} * b.layout.prefix_size + b.layout.key_bytes;
+  }
+  if (entries >= std::numeric_limits<uint32_t>::max()) {
+    return Status::NotSupported("gpu: job has 2^32 or more entries");
+  }
+  const uint64_t needed =
+      KeySortDevice::BytesNeeded(keys.arena_size, key_bytes, entries, keys.blocks.size());
+  if (needed > device->MemoryBudget()) {
+    return Status::Aborted("gpu: alloc: job needs more device memory than the budget",
+                           std::to_string(needed) + " > " + std::to_string(device->MemoryBudget()));
+  }
+  uint8_t* key_arena = nullptr;
+  Status s = device->HostKeyArena(std::max<uint64_t>(key_bytes, 1), &key_arena);
+  if (!s.ok()) return s;
+  keys.key_arena = key_arena;
+  keys.key_arena_size = key_bytes;
+  keys.key_offset.reserve(entries);
+  keys.key_size.reserve(entries);
+  keys.flags.reserve(entries);
   input->value_offset.reserve(entries);
   input->value_size.reserve(entries);
-  for (const InputTable& t : input->tables) {
-    TableDecoder decoder(spec, input->keys.arena, t, input);
-    Status s = decoder.Decode();
+  uint64_t cursor = 0;
+  for (const InputDataBlock& b : input->data_blocks) {
+    s = DecodeEntries(spec, b, key_arena, &cursor, input);
     if (!s.ok()) return s;
   }
   return Status::OK();

@@ -1,10 +1,12 @@
-// JobInput: the CPU half of the keys-only pipeline's front end. Reads a
-// compaction job's input table files whole into the device's host arena
-// (pinned on the GPU backend) and decodes their layout: footer, index block
-// (its CRC checked here, it is needed to find the rest), the data blocks'
-// entry offsets (Block::Validate), and per entry where its internal key and
-// value lie in the arena, plus IsBaseLevelForKey for tombstones. The data,
-// filter and properties blocks are left for the device to checksum.
+// JobInput: the CPU half of the GPU pipeline's front end. Reads a
+// compaction job's input table files whole into the device's host file
+// arena (pinned on the GPU backend) and decodes their layout: footer, index
+// block (its CRC checked here, it is needed to find the rest), every data
+// block's layout (Block::Validate), then materializes every entry's internal
+// key (block prefix ++ suffix) contiguously into the device's key arena and
+// records where its value lies in the file arena, plus IsBaseLevelForKey for
+// tombstones. The data, filter and properties blocks are left for the
+// device to checksum.
 //
 // Every offset is bounds-checked; malformed bytes give Corruption, never a
 // read outside the arena.
@@ -18,6 +20,7 @@
 #include "accelkv/status.h"
 #include "compaction/compaction_executor.h"
 #include "gpu/key_sort_device.h"
+#include "table/block_builder.h"
 
 namespace accelkv {
 namespace gpu {
@@ -28,10 +31,18 @@ struct InputTable {
   uint64_t size = 0;
 };
 
+// A data block of an input table, validated.
+struct InputDataBlock {
+  uint64_t offset = 0;  // of its contents, in the file arena
+  BlockLayout layout;
+  uint64_t table = 0;  // its table file's number
+};
+
 struct JobInput {
   std::vector<InputTable> tables;
-  KeySortInput keys;                   // arena, blocks, key offsets, flags, snapshots
-  std::vector<uint64_t> value_offset;  // per entry, into the arena
+  std::vector<InputDataBlock> data_blocks;  // every data block, in file order
+  KeySortInput keys;                        // arenas, blocks, key offsets, flags, snapshots
+  std::vector<uint64_t> value_offset;       // per entry, into the file arena
   std::vector<uint32_t> value_size;
 
   // The table holding arena offset `offset` (REQUIRES: inside some table).
@@ -45,9 +56,12 @@ struct JobInput {
 // output-level inputs) into device->HostArena.
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input);
 
-// Decodes the tables read by ReadInputTables; fills keys.blocks, the entry
-// arrays and keys.snapshots.
-Status DecodeInputTables(const CompactionJobSpec& spec, JobInput* input);
+// Decodes the tables read by ReadInputTables; fills keys.blocks,
+// data_blocks, the key arena (device->HostKeyArena), the entry arrays and
+// keys.snapshots. Aborted("gpu: alloc: ...") when the job needs more device
+// memory than the budget (KeySortDevice::BytesNeeded), which is known only
+// once the key arena's size is.
+Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input);
 
 }  // namespace gpu
 }  // namespace accelkv

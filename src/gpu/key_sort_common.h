@@ -3,11 +3,12 @@
 // runs and is tested everywhere, checks the exact logic the GPU runs:
 // - CRC32C of a stored block (contents ++ type byte) against its masked
 //   trailer (docs: table format, block trailer);
-// - internal-key order over keys stored in the input arena (user key
-//   ascending bytewise, then the 8-byte trailer descending, then the entry
-//   index for a total order), with an 8-byte big-endian prefix that orders
-//   keys consistently with the full comparison (a coarsening: prefix(a) <
-//   prefix(b) implies a < b);
+// - internal-key order over the job's key arena (every entry's internal
+//   key, materialized by the CPU decoder from its block's prefix and its
+//   suffix): user key ascending bytewise, then the 8-byte trailer
+//   descending, then the entry index for a total order; an 8-byte
+//   big-endian user-key prefix orders keys consistently with the full
+//   comparison (a coarsening: prefix(a) < prefix(b) implies a < b);
 // - the keep rule of ObsoleteVersionFilter (snapshot stripes; a tombstone
 //   that is newest of its stripe is dropped only in the oldest stripe and
 //   when its user key is absent below the output level), which needs only
@@ -29,16 +30,16 @@
 namespace accelkv {
 namespace gpu {
 
-// A block whose checksum the device verifies: contents at
-// arena[offset, offset + size), then the 5-byte trailer (type byte, fixed32
+// A block whose checksum the device verifies: contents at the file arena's
+// [offset, offset + size) (the input files whole), then the 5-byte trailer (type byte, fixed32
 // masked CRC32C of contents ++ type byte).
 struct BlockSpan {
   uint64_t offset;
   uint64_t size;
 };
 
-// Entry i's internal key is arena[key_offset[i], key_offset[i] + key_size[i]),
-// key_size[i] >= 8; flags[i] & kFlagBaseLevel: IsBaseLevelForKey holds for
+// Entry i's internal key is key_arena[key_offset[i], key_offset[i] +
+// key_size[i]), key_size[i] >= 8; flags[i] & kFlagBaseLevel: IsBaseLevelForKey holds for
 // its user key (only computed for tombstones).
 inline constexpr uint8_t kFlagBaseLevel = 1;
 
@@ -94,11 +95,11 @@ ACCELKV_HD inline uint64_t UserKeyPrefix(const uint8_t* key, uint32_t user_size)
 
 // The key arrays of one job, as the device (or the host reference) sees them.
 struct KeyArrays {
-  const uint8_t* arena;
+  const uint8_t* key_arena;
   const uint64_t* key_offset;
   const uint32_t* key_size;
 
-  ACCELKV_HD const uint8_t* key(uint32_t i) const { return arena + key_offset[i]; }
+  ACCELKV_HD const uint8_t* key(uint32_t i) const { return key_arena + key_offset[i]; }
   ACCELKV_HD uint32_t user_size(uint32_t i) const { return key_size[i] - 8; }
   ACCELKV_HD uint64_t trailer(uint32_t i) const { return LoadFixed64(key(i) + user_size(i)); }
 

@@ -1,16 +1,20 @@
-// KeySortDevice: the accelerator half of the keys-only GPU compaction
-// pipeline. Given the job's input table files in one host arena, the blocks
-// to checksum and, per entry, where its internal key lies, it verifies every
+// KeySortDevice: the accelerator half of the GPU compaction pipeline. Given
+// the job's input table files in one host arena (the file arena), every
+// entry's internal key materialized in a second one (the key arena: the
+// block format stores keys as a block prefix plus suffixes, so keys are not
+// contiguous in the files) and the blocks to checksum, it verifies every
 // block's CRC32C, orders the entries into internal-key order and applies the
 // obsolete-version rule, returning the indices of the kept entries in output
-// order. Values never move: the CPU assembles output tables from the arena.
+// order. Only keys move through the sort; values stay in the file arena.
+// In device-encode mode it then fills the output data blocks (EncodeBlocks)
+// from the two arenas it still holds.
 //
 // Implementations: CudaKeySortDevice (cuda_key_sort_device.cu, CUB merge
 // sort + select) and HostKeySortDevice (the CPU reference running the same
-// key_sort_common.h functions; used by tests everywhere and as the oracle
-// for the CUDA one).
+// key_sort_common.h / encode_common.h functions; used by tests everywhere
+// and as the oracle for the CUDA one).
 //
-// Errors: Corruption for a checksum mismatch (nothing else is reported);
+// Errors: Corruption for a checksum mismatch or a duplicated internal key;
 // Aborted("gpu: <stage>: ...") for any device failure, including injected
 // ones (SetInjectedFailure), after which the device is still usable when
 // the failure was transient.
@@ -33,13 +37,18 @@ namespace accelkv {
 namespace gpu {
 
 struct KeySortInput {
-  const uint8_t* arena = nullptr;  // from HostArena(); holds arena_size bytes
+  const uint8_t* arena = nullptr;  // file arena, from HostArena(); arena_size bytes
   uint64_t arena_size = 0;
-  std::vector<BlockSpan> blocks;     // blocks to checksum
-  std::vector<uint64_t> key_offset;  // per entry, into the arena
+  const uint8_t* key_arena = nullptr;  // from HostKeyArena(); key_arena_size bytes
+  uint64_t key_arena_size = 0;
+  std::vector<BlockSpan> blocks;     // blocks to checksum (file arena)
+  std::vector<uint64_t> key_offset;  // per entry, into the key arena
   std::vector<uint32_t> key_size;    // per entry, >= 8
   std::vector<uint8_t> flags;        // per entry, kFlagBaseLevel
   std::vector<uint64_t> snapshots;   // ascending, distinct
+  // Run keeps both arenas on the device after it returns OK, for the
+  // EncodeBlocks call that follows (device-encode mode).
+  bool keep_for_encode = false;
 
   uint64_t num_entries() const { return key_offset.size(); }
 };
@@ -54,11 +63,47 @@ struct KeySortOutput {
 // The data blocks of a job's output tables, planned by the CPU
 // (device_encoder.h) for the device to fill (encode_common.h).
 struct EncodeJob {
-  const uint8_t* arena = nullptr;  // the job's input arena (from HostArena)
+  // The arenas of the KeySortInput the last Run took (values: file arena;
+  // keys: key arena).
+  const uint8_t* arena = nullptr;
   uint64_t arena_size = 0;
+  const uint8_t* key_arena = nullptr;
+  uint64_t key_arena_size = 0;
   std::vector<EncodeEntry> entries;  // in output order
   std::vector<EncodeBlock> blocks;   // in output order
   uint64_t out_size = 0;             // bytes of every block with its trailer
+};
+
+// Which arenas a device holds for EncodeBlocks: those of the last Run with
+// keep_for_encode that returned OK (both devices check it, so the host
+// reference catches a caller that breaks EncodeBlocks' precondition).
+class HeldInput {
+ public:
+  void Hold(const KeySortInput& in) {
+    arena_ = in.arena;
+    arena_size_ = in.arena_size;
+    key_arena_ = in.key_arena;
+    key_arena_size_ = in.key_arena_size;
+    held_ = true;
+  }
+  void Release() { held_ = false; }
+  bool held() const { return held_; }
+  // OK when job's arenas are the held ones, else Aborted("gpu: encode: ...").
+  Status Check(const EncodeJob& job) const {
+    if (held_ && job.arena == arena_ && job.arena_size == arena_size_ &&
+        job.key_arena == key_arena_ && job.key_arena_size == key_arena_size_) {
+      return Status::OK();
+    }
+    return Status::Aborted("gpu: encode: the job's input is not on the device",
+                           "EncodeBlocks must follow a Run with keep_for_encode");
+  }
+
+ private:
+  const uint8_t* arena_ = nullptr;
+  uint64_t arena_size_ = 0;
+  const uint8_t* key_arena_ = nullptr;
+  uint64_t key_arena_size_ = 0;
+  bool held_ = false;
 };
 
 class KeySortDevice {
@@ -67,26 +112,35 @@ class KeySortDevice {
   virtual const char* Name() const = 0;
 
   // A host buffer of at least bytes (pinned on the GPU backend), reused by
-  // later calls: valid until the next HostArena call or destruction.
+  // later calls: valid until the next HostArena call or destruction. The
+  // file arena.
   virtual Status HostArena(uint64_t bytes, uint8_t** arena) = 0;
+
+  // The same for the key arena, a separate buffer (HostArena's stays valid).
+  virtual Status HostKeyArena(uint64_t bytes, uint8_t** arena) = 0;
 
   // A host buffer of at least bytes for encoded output (pinned on the GPU
   // backend), reused like HostArena's.
   virtual Status HostOutput(uint64_t bytes, uint8_t** out) = 0;
 
   // Fills every planned data block of job into out[0, job.out_size) (from
-  // HostOutput): keys, values, offset arrays, entry count, trailer. Adds its
-  // time under "gpu_encode". Aborted("gpu: encode: ...") on any failure.
+  // HostOutput): prefix, key suffixes, values, end offsets, footer, trailer.
+  // Adds its time under "gpu_encode". Aborted("gpu: encode: ...") on any
+  // failure. REQUIRES: the last Run returned OK with keep_for_encode over
+  // job's arenas (the CUDA device reuses their device copies, then frees
+  // them; it returns Aborted when they are not there).
   virtual Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
                               std::map<std::string, uint64_t>* stage_micros) = 0;
 
   // Device bytes one job may use (the memory budget).
   virtual uint64_t MemoryBudget() const = 0;
 
-  // Device bytes a job of this shape needs (arena + per-entry arrays +
-  // sort scratch, and for the device encoder a second copy of the arena, the
-  // output and the per-entry plan), for the budget check.
-  static uint64_t BytesNeeded(uint64_t arena_bytes, uint64_t entries, uint64_t blocks);
+  // Device bytes a job of this shape needs, for the budget check: both
+  // arenas (held from copy_in to the end of the encode) plus the larger of
+  // the sort phase (per-entry arrays, sort scratch) and the encode phase
+  // (the output data blocks and the plan).
+  static uint64_t BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_bytes, uint64_t entries,
+                              uint64_t blocks);
 
   // Verifies, sorts and filters; adds its stage times (micros) under
   // "copy_in", "verify", "sort", "dedup", "copy_out".

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "gpu/gpu_util.h"
 #include "table/table_builder.h"
 #include "util/filename.h"
 
@@ -11,12 +12,6 @@ namespace accelkv {
 namespace gpu {
 
 namespace {
-
-uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now() - start)
-                                   .count());
-}
 
 // A WritableFile that appends to a string (the encoded table).
 class StringSink final : public WritableFile {
@@ -69,21 +64,12 @@ class Assembler {
   Status FinishOutput() {
     const auto t0 = std::chrono::steady_clock::now();
     Status s = builder_->Finish();
-    const TableProperties props = builder_->properties();
-    const uint64_t entries = builder_->NumEntries();
+    const FileMetaData meta =
+        OutputFileMeta(number_, sink_.contents().size(), builder_->properties());
     builder_.reset();
     encode_micros_ += MicrosSince(t0);
     if (!s.ok()) return s;
     const auto t1 = std::chrono::steady_clock::now();
-    FileMetaData meta;
-    meta.number = number_;
-    meta.file_size = sink_.contents().size();
-    meta.smallest.DecodeFrom(props.smallest_key);
-    meta.largest.DecodeFrom(props.largest_key);
-    meta.smallest_seqno = props.smallest_seqno;
-    meta.largest_seqno = props.largest_seqno;
-    meta.num_entries = entries;
-    meta.num_deletions = props.num_deletions;
     std::unique_ptr<WritableFile> file;
     const std::string fname = TableFileName(spec_.dbname, number_);
     s = spec_.env->NewWritableFile(fname, &file);
@@ -95,7 +81,7 @@ class Assembler {
     if (s.ok()) s = close;
     if (s.ok()) {
       result_->bytes_written += meta.file_size;
-      result_->output_entries += entries;
+      result_->output_entries += meta.num_entries;
     }
     write_micros_ += MicrosSince(t1);
     return s;
@@ -117,10 +103,11 @@ Status AssembleOutputs(const CompactionJobSpec& spec, const JobInput& input,
                        const std::vector<uint32_t>& kept, CompactionJobResult* result) {
   Assembler assembler(spec, result);
   const char* arena = reinterpret_cast<const char*>(input.keys.arena);
+  const char* key_arena = reinterpret_cast<const char*>(input.keys.key_arena);
   const auto t0 = std::chrono::steady_clock::now();
   Status s;
   for (uint32_t i : kept) {
-    s = assembler.Add(Slice(arena + input.keys.key_offset[i], input.keys.key_size[i]),
+    s = assembler.Add(Slice(key_arena + input.keys.key_offset[i], input.keys.key_size[i]),
                       Slice(arena + input.value_offset[i], input.value_size[i]));
     if (!s.ok()) break;
   }

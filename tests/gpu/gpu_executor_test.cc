@@ -4,6 +4,7 @@
 // give Aborted with no file created; a flipped byte must give Corruption.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -78,20 +79,54 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   CpuCompactionExecutor cpu_;
 };
 
+// The job shapes the randomized identity test cycles through, so that the
+// outputs hold every case of the block format (docs/FORMAT.md, "Block"):
+// shared prefixes or none, one-entry blocks, fixed and variable key and
+// value widths, and blocks over 64 KiB (4-byte end offsets).
+test::GpuJobShape ShapeFor(int iter, Random* rnd, TableOptions* topt) {
+  test::GpuJobShape shape;
+  shape.l0_files = 1 + static_cast<int>(rnd->Uniform(6));
+  shape.l1_files = static_cast<int>(rnd->Uniform(3));
+  shape.entries_per_file = 20 + static_cast<int>(rnd->Uniform(400));
+  shape.max_key_size = 1 + static_cast<uint32_t>(rnd->Uniform(100));
+  topt->block_size = 1024;
+  switch (iter % 5) {
+    case 0:  // variable keys and values, some values up to 64 KiB
+      break;
+    case 1:  // fixed-width keys, small blocks (many one-entry blocks)
+      shape.fixed_key_size = 1 + static_cast<uint32_t>(rnd->Uniform(40));
+      topt->block_size = 64 + rnd->Uniform(256);
+      break;
+    case 2:  // fixed-width keys and values (tombstones' values are empty)
+      shape.fixed_key_size = 1 + static_cast<uint32_t>(rnd->Uniform(24));
+      shape.fixed_value_size = static_cast<int>(rnd->Uniform(100));
+      topt->block_size = 128 + rnd->Uniform(512);
+      break;
+    case 3:  // blocks over 64 KiB: 4-byte end offsets
+      shape.entries_per_file = 300 + static_cast<int>(rnd->Uniform(400));
+      shape.max_value_size = 400;
+      topt->block_size = 70000 + rnd->Uniform(100000);
+      break;
+    case 4:  // every value empty: a fixed value width of 0
+      shape.fixed_value_size = 0;
+      topt->block_size = 256 + rnd->Uniform(2048);
+      break;
+  }
+  return shape;
+}
+
 TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
   const uint64_t seed = test::TestSeed();
   Random rnd(seed);
+  test::BlockShapes shapes;
   // Both encode modes: the device builds the data blocks, or the CPU
-  // assembles them from the arena (keys-only).
+  // assembles them from the arenas (keys-only). Five shapes and two modes:
+  // every shape runs in both modes.
   for (int iter = 0; iter < 50; ++iter) {
     const char* mode = iter % 2 == 0 ? "device" : "cpu";
     ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
     SCOPED_TRACE("iteration " + std::to_string(iter) + ", encode mode " + mode);
-    test::GpuJobShape shape;
-    shape.l0_files = 1 + static_cast<int>(rnd.Uniform(6));
-    shape.l1_files = static_cast<int>(rnd.Uniform(3));
-    shape.entries_per_file = 20 + static_cast<int>(rnd.Uniform(400));
-    shape.max_key_size = 1 + static_cast<uint32_t>(rnd.Uniform(100));
+    const test::GpuJobShape shape = ShapeFor(iter, &rnd, &topt_);
     const test::GpuJob job = NewJob(&rnd, shape);
     CompactionJobResult cpu_result, gpu_result;
     std::map<uint64_t, std::string> cpu_files, gpu_files;
@@ -126,8 +161,31 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
       EXPECT_TRUE(gpu_result.stage_micros.count(stage)) << stage;
     }
     EXPECT_EQ(iter % 2 == 0, gpu_result.stage_micros.count("gpu_encode") > 0);
+    for (const auto& [number, bytes] : cpu_files) {
+      ASSERT_TRUE(test::CountBlockShapes(bytes, &shapes).ok()) << number;
+    }
   }
   ::unsetenv("ACCELKV_GPU_ENCODE");
+  EXPECT_GT(shapes.no_prefix, 0u);
+  EXPECT_GT(shapes.prefix, 0u);
+  EXPECT_GT(shapes.one_entry, 0u);
+  EXPECT_GT(shapes.fixed_keys, 0u);
+  EXPECT_GT(shapes.variable_keys, 0u);
+  EXPECT_GT(shapes.fixed_values, 0u);
+  EXPECT_GT(shapes.variable_values, 0u);
+  EXPECT_GT(shapes.wide_ends, 0u);
+  std::printf(
+      "output data blocks: %llu; P=0 %llu, P>0 %llu, one-entry %llu, fixed keys %llu, "
+      "variable keys %llu, fixed values %llu, variable values %llu, 4-byte ends %llu\n",
+      static_cast<unsigned long long>(shapes.blocks),
+      static_cast<unsigned long long>(shapes.no_prefix),
+      static_cast<unsigned long long>(shapes.prefix),
+      static_cast<unsigned long long>(shapes.one_entry),
+      static_cast<unsigned long long>(shapes.fixed_keys),
+      static_cast<unsigned long long>(shapes.variable_keys),
+      static_cast<unsigned long long>(shapes.fixed_values),
+      static_cast<unsigned long long>(shapes.variable_values),
+      static_cast<unsigned long long>(shapes.wide_ends));
   const GpuExecutorStats stats = gpu_->GetStats();
   EXPECT_EQ(50u, stats.jobs);
   EXPECT_EQ(0u, stats.failures);
@@ -231,6 +289,46 @@ TEST_P(GpuExecutorTest, ChecksumMismatchReportsFileAndBlock) {
   EXPECT_NE(std::string::npos, s.ToString().find("table file " + std::to_string(victim->number)))
       << s.ToString();
   EXPECT_EQ(1u, gpu_->GetStats().corruptions);
+}
+
+// EncodeBlocks takes the arenas the last Run left on the device
+// (keep_for_encode) and frees them: without them it is Aborted, never a read
+// of stale device memory.
+TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
+  std::unique_ptr<gpu::KeySortDevice> device;
+  if (GetParam() == "host") {
+    device = gpu::NewHostKeySortDevice(kBudget);
+  } else {
+    std::string reason;
+    device = gpu::NewCudaKeySortDevice(options_, &reason);
+    if (device == nullptr) GTEST_SKIP() << reason;
+  }
+  uint8_t* arena = nullptr;
+  uint8_t* key_arena = nullptr;
+  uint8_t* out = nullptr;
+  ASSERT_TRUE(device->HostArena(1, &arena).ok());
+  ASSERT_TRUE(device->HostKeyArena(1, &key_arena).ok());
+  ASSERT_TRUE(device->HostOutput(1, &out).ok());
+  gpu::KeySortInput in;  // an empty job
+  in.arena = arena;
+  in.key_arena = key_arena;
+  gpu::EncodeJob job;
+  job.arena = arena;
+  job.key_arena = key_arena;
+  std::map<std::string, uint64_t> micros;
+  gpu::KeySortOutput sorted;
+  auto encode = [&] { return device->EncodeBlocks(job, out, &micros); };
+
+  Status s = encode();  // no Run yet
+  EXPECT_TRUE(s.IsAborted()) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find("gpu: encode")) << s.ToString();
+  ASSERT_TRUE(device->Run(in, &sorted, &micros).ok());
+  EXPECT_TRUE(encode().IsAborted());  // that Run did not keep its input
+  in.keep_for_encode = true;
+  ASSERT_TRUE(device->Run(in, &sorted, &micros).ok());
+  s = encode();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(encode().IsAborted());  // the encode released it
 }
 
 TEST_P(GpuExecutorTest, PolicyAndNonBytewiseComparator) {

@@ -1,8 +1,12 @@
 #include "gpu/gpu_test_util.h"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <set>
 
+#include "table/block.h"
+#include "table/format.h"
 #include "table/table_builder.h"
 #include "testutil/test_util.h"
 #include "util/filename.h"
@@ -63,6 +67,12 @@ std::vector<std::string> MakeKeyPool(Random* rnd, const GpuJobShape& shape, size
   const std::string prefixes[] = {"", "user", std::string(9, 'p'), std::string("\0\0", 2)};
   while (pool.size() < n) {
     const uint32_t choice = rnd->Uniform(10);
+    if (shape.fixed_key_size > 0) {
+      std::string key = prefixes[rnd->Uniform(4)] + RandomString(rnd, shape.fixed_key_size);
+      key.resize(shape.fixed_key_size);
+      pool.push_back(key);
+      continue;
+    }
     if (choice < 2 && !pool.empty()) {
       const std::string base = pool[rnd->Uniform(pool.size())];
       if (base.size() > 1) pool.push_back(base.substr(0, 1 + rnd->Uniform(base.size() - 1)));
@@ -80,6 +90,9 @@ std::vector<std::string> MakeKeyPool(Random* rnd, const GpuJobShape& shape, size
 }
 
 std::string RandomValue(Random* rnd, const GpuJobShape& shape) {
+  if (shape.fixed_value_size >= 0) {
+    return RandomString(rnd, static_cast<uint32_t>(shape.fixed_value_size));
+  }
   uint32_t len = rnd->Uniform(shape.max_value_size + 1);
   if (shape.allow_long_values && rnd->OneIn(100)) len = rnd->Uniform(64 * 1024 + 1);
   return RandomString(rnd, len);
@@ -189,6 +202,46 @@ Status RunAndCapture(CompactionExecutor* executor, Env* env, const std::string& 
       if (!r.ok()) return r;
     }
     env->RemoveFile(fname);
+  }
+  return s;
+}
+
+Status CountBlockShapes(const std::string& file, BlockShapes* shapes) {
+  if (file.size() < Footer::kEncodedLength) return Status::Corruption("table file too short");
+  Footer footer;
+  Status s = footer.DecodeFrom(
+      Slice(file.data() + file.size() - Footer::kEncodedLength, Footer::kEncodedLength),
+      file.size());
+  if (!s.ok()) return s;
+  BlockContents contents;
+  contents.size = footer.index_handle.size;
+  contents.data = std::make_unique<char[]>(contents.size);
+  std::memcpy(contents.data.get(), file.data() + footer.index_handle.offset, contents.size);
+  std::unique_ptr<Block> index;
+  s = Block::Parse(std::move(contents), &index);
+  for (uint32_t i = 0; s.ok() && i < index->num_entries(); ++i) {
+    Slice v = index->value(i);
+    BlockHandle h;
+    s = h.DecodeFrom(&v);
+    if (!s.ok()) break;
+    if (h.offset > file.size() || h.size > file.size() - h.offset) {
+      return Status::Corruption("index entry outside the file");
+    }
+    BlockLayout l;
+    s = Block::Validate(Slice(file.data() + h.offset, h.size), &l);
+    if (!s.ok()) break;
+    const bool many = l.n >= 2;
+    const bool key_var = l.key_width == BlockLayout::kVariable;
+    const bool value_var = l.value_width == BlockLayout::kVariable;
+    shapes->blocks++;
+    shapes->no_prefix += l.prefix_size == 0 ? 1 : 0;
+    shapes->prefix += many && l.prefix_size > 0 ? 1 : 0;
+    shapes->one_entry += l.n == 1 ? 1 : 0;
+    shapes->fixed_keys += many && !key_var ? 1 : 0;
+    shapes->variable_keys += key_var ? 1 : 0;
+    shapes->fixed_values += many && !value_var ? 1 : 0;
+    shapes->variable_values += value_var ? 1 : 0;
+    shapes->wide_ends += l.offset_width == 4 && (key_var || value_var) ? 1 : 0;
   }
   return s;
 }

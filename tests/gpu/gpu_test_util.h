@@ -26,7 +26,30 @@ struct GpuJobShape {
   uint32_t max_key_size = 64;     // user keys 1..max (a few longer, up to 1024)
   uint32_t max_value_size = 200;  // values 0..max (a few up to 64 KiB)
   bool allow_long_values = true;
+  // > 0: every user key has exactly this many bytes (blocks with a fixed
+  // key width; no keys that are prefixes of others).
+  uint32_t fixed_key_size = 0;
+  // >= 0: every value has exactly this many bytes (tombstones' are empty),
+  // no long values.
+  int fixed_value_size = -1;
 };
+
+// Counts of data-block layouts (docs/FORMAT.md, "Block") in table files, to
+// check that randomized tests reach every case of the format.
+struct BlockShapes {
+  uint64_t blocks = 0;
+  uint64_t no_prefix = 0;      // P == 0
+  uint64_t prefix = 0;         // P > 0, n >= 2
+  uint64_t one_entry = 0;      // n == 1
+  uint64_t fixed_keys = 0;     // n >= 2, fixed key width
+  uint64_t variable_keys = 0;  // key_ends present
+  uint64_t fixed_values = 0;   // n >= 2, fixed value width
+  uint64_t variable_values = 0;
+  uint64_t wide_ends = 0;  // 4-byte end offsets (block over 64 KiB with an array)
+};
+
+// Adds the layouts of the data blocks of one table file's bytes to *shapes.
+Status CountBlockShapes(const std::string& file, BlockShapes* shapes);
 
 // One randomized job: input tables written under dbname, the Compaction and
 // the snapshots.
