@@ -111,6 +111,7 @@ class AccelKVEngine : public Engine {
       << "max_bytes_for_level_base=" << options_.max_bytes_for_level_base << "\n"
       << "max_bytes_for_level_multiplier=" << options_.max_bytes_for_level_multiplier << "\n"
       << "max_background_jobs=" << options_.max_background_jobs << "\n"
+      << "max_subcompactions=" << options_.max_subcompactions << "\n"
       << "compression=none\n"
       << "gpu_compaction="
       << (options_.gpu_compaction == accelkv::GpuCompaction::kOff    ? "off"
@@ -236,6 +237,8 @@ class AccelKVEngine : public Engine {
       options_.max_bytes_for_level_base = n;
     } else if (name == "max_background_jobs") {
       options_.max_background_jobs = i;
+    } else if (name == "max_subcompactions") {
+      options_.max_subcompactions = i;
     } else if (name == "gpu_min_compaction_bytes") {
       options_.gpu_min_compaction_bytes = n;
     } else if (name == "paranoid_checks") {

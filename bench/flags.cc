@@ -88,6 +88,7 @@ usage: accelkv-bench [--engine=accelkv,rocksdb,leveldb] [--workload=fillseq,read
 workloads (run in order on one database per engine):
   fillseq fillrandom overwrite readrandom readseq readmissing seekrandom
   readwhilewriting deleterandom ycsb-load ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f
+  compact: one compaction job in memory, run by each --executor (runs alone; no engine)
 
 flags:
   --engine LIST           engines to run (default: every engine built in)
@@ -121,13 +122,24 @@ flags:
   --progress-interval SEC progress line period (default 5; 0 = none)
   --quiet                 no progress lines, no option dump
   --json FILE             append one JSON object per workload run to FILE ("-" = stdout)
+  --executor LIST         compact: executors, cpu,gpu (default both; gpu needs CUDA and a
+                          GPU, or ACCELKV_GPU_DEVICE=host for the host reference device)
+  --l0-files N            compact: overlapping L0 input files (default 8)
+  --l1-files N            compact: L1 input files (default 16; 0 = none)
+  --compact-warmup BOOL   compact: one untimed GPU run before the timed one (default true)
+                          (compact: --threads = subcompactions, default all cores;
+                          --num = L0 entries; --target-file-size = output file bytes)
   --help
 )";
 }
 
+bool IsCompactRun(const BenchFlags& flags) {
+  return flags.workloads.size() == 1 && flags.workloads[0] == "compact";
+}
+
 bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::string* error) {
   BenchFlags& f = *flags;
-  std::string engines_text, workloads_text;
+  std::string engines_text, workloads_text, executors_text;
   auto size_setter = [](auto* field) {
     return [field](const std::string& v) {
       uint64_t n = 0;
@@ -155,7 +167,21 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
           workloads_text = v;
           return true;
         }}},
-      {"threads", {false, int_setter(&f.threads, 1, 1024)}},
+      {"threads",
+       {false,
+        [&](const std::string& v) {
+          f.threads_given = true;
+          return ParseInt(v, 1, 1024, &f.threads);
+        }}},
+      {"executor",
+       {false,
+        [&](const std::string& v) {
+          executors_text = v;
+          return true;
+        }}},
+      {"l0-files", {false, int_setter(&f.l0_files, 1, 4096)}},
+      {"l1-files", {false, int_setter(&f.l1_files, 0, 1 << 20)}},
+      {"compact-warmup", {true, bool_setter(&f.compact_warmup)}},
       {"num", {false, size_setter(&f.num)}},
       {"ops", {false, size_setter(&f.ops)}},
       {"duration", {false, [&](const std::string& v) { return ParseDouble(v, &f.duration); }}},
@@ -247,8 +273,21 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
     }
   }
   f.workloads = SplitList(workloads_text.empty() ? "fillrandom,readrandom" : workloads_text);
+  const bool compact =
+      std::find(f.workloads.begin(), f.workloads.end(), "compact") != f.workloads.end();
+  if (compact && f.workloads.size() != 1) {
+    *error = "workload 'compact' runs alone (it takes no engine)";
+    return false;
+  }
+  f.executors = SplitList(executors_text.empty() ? "cpu,gpu" : executors_text);
+  for (const std::string& e : f.executors) {
+    if (e != "cpu" && e != "gpu") {
+      *error = "unknown executor '" + e + "' (cpu, gpu)";
+      return false;
+    }
+  }
   for (const std::string& w : f.workloads) {
-    if (!IsWorkloadName(w)) {
+    if (!compact && !IsWorkloadName(w)) {
       *error = "unknown workload '" + w + "' (see --help)";
       return false;
     }

@@ -18,9 +18,10 @@ struct BenchFlags {
   std::vector<std::string> engines;    // --engine (default: all built in)
   std::vector<std::string> workloads;  // --workload (default: fillrandom,readrandom)
   int threads = 1;
-  uint64_t num = 1000000;  // keys in the key space / records loaded
-  uint64_t ops = 0;        // per read/mixed workload; 0: num
-  double duration = 0;     // seconds; > 0 limits each workload by time instead
+  bool threads_given = false;  // --threads appeared (compact: default all cores)
+  uint64_t num = 1000000;      // keys in the key space / records loaded
+  uint64_t ops = 0;            // per read/mixed workload; 0: num
+  double duration = 0;         // seconds; > 0 limits each workload by time instead
   size_t key_size = 16;
   size_t value_size = 100;
   uint64_t seed = 301;
@@ -40,6 +41,11 @@ struct BenchFlags {
   bool compaction_wait = true;  // after writing workloads, wait (untimed) for compactions
   bool print_stats = false;     // print each engine's own stats after its run
   EngineProfile profile;        // the comparable profile (+ --sync, --use-existing)
+  // The compact workload (docs/bench.md): executors, input shape.
+  std::vector<std::string> executors;  // --executor (default cpu,gpu)
+  int l0_files = 8;
+  int l1_files = 16;
+  bool compact_warmup = true;  // one untimed GPU run first
   bool help = false;
 
   // Bytes of a YCSB record's value.
@@ -49,6 +55,10 @@ struct BenchFlags {
   // Options passed to `engine` (engine-scoped ones with the scope removed).
   std::vector<std::string> EngineOptionsFor(const std::string& engine) const;
 };
+
+// True when the workload list is the compact micro-benchmark, which takes
+// no engine and runs alone (ParseFlags refuses it beside other workloads).
+bool IsCompactRun(const BenchFlags& flags);
 
 // Parses argv[1..argc). False and *error set on a bad flag or value.
 bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::string* error);

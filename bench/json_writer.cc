@@ -89,4 +89,10 @@ JsonLine& JsonLine::AddNull(std::string_view name) {
   return *this;
 }
 
+JsonLine& JsonLine::AddObject(std::string_view name, const JsonLine& object) {
+  Key(name);
+  body_ += object.str();
+  return *this;
+}
+
 }  // namespace accelkv_bench

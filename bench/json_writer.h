@@ -25,6 +25,8 @@ class JsonLine {
   JsonLine& Add(std::string_view name, double value);
   JsonLine& Add(std::string_view name, bool value);
   JsonLine& AddNull(std::string_view name);
+  // A nested object: "name":{...}.
+  JsonLine& AddObject(std::string_view name, const JsonLine& object);
 
   // The object, without a trailing newline.
   std::string str() const { return body_ + "}"; }

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#ifdef ACCELKV_BENCH_WITH_ACCELKV
+#include "compact_workload.h"
+#endif
 #include "cpu_stress.h"
 #include "flags.h"
 #include "report.h"
@@ -40,6 +43,24 @@ int main(int argc, char** argv) {
   }
   // With JSON on stdout, everything human-readable goes to stderr.
   std::ostream& human = flags.json == "-" ? std::cerr : std::cout;
+
+  if (IsCompactRun(flags)) {
+#ifdef ACCELKV_BENCH_WITH_ACCELKV
+    if (!flags.quiet) {
+      human << "accelkv-bench: workload compact; executors";
+      for (const std::string& e : flags.executors) human << " " << e;
+      human << "; num " << flags.num << ", key " << flags.key_size << " B, value "
+            << flags.value_size << " B, seed " << flags.seed << "\n";
+    }
+    std::vector<CompactResult> compact_results;
+    const int compact_status = RunCompactWorkload(flags, human, json, &compact_results);
+    human << "\n" << FormatCompactTable(compact_results);
+    return compact_status;
+#else
+    std::cerr << "accelkv-bench: workload compact needs AccelKV (ACCELKV_BENCH_WITH_ACCELKV)\n";
+    return 1;
+#endif
+  }
 
   if (!flags.quiet) {
     human << "accelkv-bench: engines";

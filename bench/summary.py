@@ -7,7 +7,9 @@ RESULTS.json holds one object per workload run (accelkv-bench --json);
 ENV.json describes the machine and the command (bench/run_suite.sh writes
 it). Ratios are AccelKV over RocksDB and AccelKV over LevelDB: above 1 means
 AccelKV is higher (better for throughput, worse for latency, amplification
-and CPU). Standard library only, so it runs where matplotlib is missing.
+and CPU). Rows of the compact workload (one object per executor) get their
+own table, with each GPU run compared to the CPU run of the same value size.
+Standard library only, so it runs where matplotlib is missing.
 """
 import json
 import sys
@@ -43,12 +45,76 @@ def ratio(a, b):
     return f"{a / b:.2f}"
 
 
+def compact_table(out, rows):
+    """The compact workload: one row per executor run, then GPU vs CPU."""
+    out.append("## Compaction micro-benchmark (workload compact)")
+    out.append("")
+    bad = [r for r in rows if not r.get("skipped") and not r.get("verified")]
+    if bad:
+        out.append("**VERIFICATION FAILED** for: " + ", ".join(
+            f"{r['executor']} value {r['value_size']} ({r.get('error', '')})" for r in bad))
+    else:
+        out.append("Every run's output was verified (byte-identical to the one-thread CPU "
+                   "executor, whose output was checked entry by entry).")
+    out.append("")
+    head = ["value B", "executor", "device", "threads", "ranges", "input MB", "output MB",
+            "wall s", "input GB/s", "CPU s", "CPU s/GB", "verified"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for r in rows:
+        if r.get("skipped"):
+            out.append(f"| {r['value_size']} | {r['executor']} | skipped: {r['skipped']} |"
+                       + " |" * (len(head) - 3))
+            continue
+        cells = [str(r["value_size"]), r["executor"], r.get("device", ""), str(r["threads"]),
+                 str(r["subcompactions"]), fmt(r["input_bytes"] / 1e6, 1),
+                 fmt(r["output_bytes"] / 1e6, 1), fmt(r["seconds"], 3),
+                 fmt(r["input_gb_per_sec"], 3), fmt(r["cpu_sec"], 3),
+                 fmt(r["cpu_sec_per_gb"], 3), "yes" if r.get("verified") else "NO"]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    pairs = []
+    for g in rows:
+        if g["executor"] != "gpu" or g.get("skipped"):
+            continue
+        for c in rows:
+            if (c["executor"] == "cpu" and not c.get("skipped")
+                    and c["value_size"] == g["value_size"] and c["num"] == g["num"]):
+                pairs.append((g, c))
+    if pairs:
+        out.append("GPU executor against the CPU executor (same job): speed-up = CPU wall / GPU "
+                   "wall (issue 4: >= 2 against 16 threads); CPU-seconds ratio = GPU CPU s / CPU "
+                   "CPU s (issue 4: <= 0.1). A host-reference device is not a GPU.")
+        out.append("")
+        out.append("| value B | GPU device | CPU threads | speed-up | CPU-seconds ratio |")
+        out.append("|---|---|---|---|---|")
+        for g, c in pairs:
+            out.append(f"| {g['value_size']} | {g.get('device', '')} | {c['threads']} | "
+                       f"{ratio(c['seconds'], g['seconds'])} | {ratio(g['cpu_sec'], c['cpu_sec'])} |")
+        out.append("")
+    stages = sorted({s for r in rows for s in r.get("stage_us", {})})
+    if stages:
+        out.append("Stage times (ms; the executor's stage_micros, summed over its threads):")
+        out.append("")
+        out.append("| value B | executor | threads | " + " | ".join(stages) + " |")
+        out.append("|" + "---|" * (len(stages) + 3))
+        for r in rows:
+            if r.get("skipped"):
+                continue
+            st = r.get("stage_us", {})
+            out.append(f"| {r['value_size']} | {r['executor']} | {r['threads']} | " + " | ".join(
+                fmt(st[s] / 1000.0, 1) if s in st else "-" for s in stages) + " |")
+        out.append("")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    rows = load_results(sys.argv[1])
+    all_rows = load_results(sys.argv[1])
     with open(sys.argv[2]) as f:
         env = json.load(f)
+    compact = [r for r in all_rows if r.get("workload") == "compact"]
+    rows = [r for r in all_rows if r.get("workload") != "compact"]
     engines = []
     workloads = []
     table = {}
@@ -79,6 +145,11 @@ def main():
     if env.get("git"):
         out.append(f"Source revision: `{env['git']}`.")
         out.append("")
+    if compact:
+        compact_table(out, compact)
+    if not rows:
+        print("\n".join(out))
+        return
     unverified = [r for r in rows if not r.get("verified")]
     if unverified:
         out.append("**VERIFICATION FAILED** for: " +

@@ -15,7 +15,9 @@
 # db_test beside it), BENCH_BIN (accelkv-bench built with CUDA, default
 # build-bench-gpu/bench/accelkv-bench), GPU_DB_BENCH_NUM (5000000),
 # GPU_DB_BENCH_STRESS ("0 15"), GPU_DB_BENCH_THREADS (1), ACCELKV_GPU_BENCH_MB, ACCELKV_GPU_BENCH_VALUES
-# (see tests/gpu/gpu_bench_test.cc).
+# (see tests/gpu/gpu_bench_test.cc), GPU_COMPACT_VALUES ("32 128 1024 4096"),
+# GPU_COMPACT_MB (256: about that many MB of input per job),
+# GPU_COMPACT_THREADS (16: the CPU executor's subcompactions).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/accelkv-gpu-out}
@@ -23,8 +25,9 @@ mkdir -p "$OUT"
 BIN=${GPU_TEST_BIN:-build-h/tests/gpu_test}
 rc=0
 # Parts to run (all by default): tests (gpu_test + DB tests forced onto the
-# GPU), micro (the compaction micro-benchmark), db (the DB-level benchmark).
-PARTS=${GPU_ALL_PARTS:-tests,micro,db}
+# GPU), micro (the compaction micro-benchmark), compact (accelkv-bench's
+# compact workload), db (the DB-level benchmark).
+PARTS=${GPU_ALL_PARTS:-tests,micro,compact,db}
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 { nvidia-smi; nproc; uname -a; } >"$OUT/machine.txt" 2>&1
@@ -64,10 +67,32 @@ timeout 300 "$BIN" --gtest_also_run_disabled_tests --gtest_filter='GpuBench.*' 2
 grep '^BENCH ' "$OUT/bench.log" | sed 's/^BENCH //' >"$OUT/bench.jsonl" || true
 fi
 
-# Database level: fillrandom with the GPU executor forced, on auto, and off
-# (the CPU executor), RocksDB beside, without and with CPU stress. Needs a
-# bench binary built with CUDA (BENCH_BIN, default build-bench-gpu/...).
+# accelkv-bench needs to be built with CUDA (BENCH_BIN, default build-bench-gpu/...).
 BENCH_BIN=${BENCH_BIN:-build-bench-gpu/bench/accelkv-bench}
+
+# The compact workload (docs/bench.md): one in-memory compaction job per
+# value size, run by the CPU executor with GPU_COMPACT_THREADS subcompactions
+# and by the GPU executor, every output checked byte for byte against the
+# one-thread CPU executor. JSON lines in compact.jsonl, tables in compact.log.
+if ! want compact; then
+  :
+elif [ -x "$BENCH_BIN" ]; then
+  for v in ${GPU_COMPACT_VALUES:-32 128 1024 4096}; do
+    # L0 holds num entries and L1 num/2: about GPU_COMPACT_MB MB in all.
+    num=$(( ${GPU_COMPACT_MB:-256} * 1000000 * 2 / (3 * (v + 40)) ))
+    echo "== compact: value $v B, num $num, cpu x${GPU_COMPACT_THREADS:-16} and gpu"
+    timeout 300 "$BENCH_BIN" --workload=compact --executor=cpu,gpu \
+      --threads="${GPU_COMPACT_THREADS:-16}" --num="$num" --key-size=16 --value-size="$v" \
+      --json="$OUT/compact.jsonl" 2>&1 | tee -a "$OUT/compact.log" |
+      grep -E "^(cpu|gpu) |skipped|FAILED|compact:" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+  done
+else
+  echo "== no GPU bench binary at $BENCH_BIN: compact workload not run"
+fi
+
+# Database level: fillrandom with the GPU executor forced, on auto, and off
+# (the CPU executor), RocksDB beside, without and with CPU stress.
 if ! want db; then
   :
 elif [ -x "$BENCH_BIN" ]; then

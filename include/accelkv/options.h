@@ -92,6 +92,13 @@ struct Options {
   double max_bytes_for_level_multiplier = 10.0;
   // Threads running flushes and compactions. Default 2 (RocksDB max_background_jobs).
   int max_background_jobs = 2;
+  // Key ranges one compaction is cut into, each run on its own thread by
+  // the CPU executor (RocksDB max_subcompactions). The ranges balance the
+  // input files' bytes, with boundaries at input files' smallest/largest
+  // user keys; the output files are cut at every boundary, so the output is
+  // the same with or without the threads. Default 1 (one thread per job);
+  // clamped to [1, 256].
+  int max_subcompactions = 1;
 
   // --- GPU compaction (docs/GPU.md) ---
   // Default kAuto: use a GPU when one is present. Without one (or without

@@ -129,6 +129,16 @@ bool OutputSplitter::ShouldStopBefore(const Slice& internal_key, uint64_t curren
   seen_key_ = true;
   if (same_user_key) return false;
   last_user_key_.assign(user_key.data(), user_key.size());
+  const std::vector<std::string>& bounds = c_->subcompaction_boundaries();
+  if (boundary_index_ < bounds.size() &&
+      icmp->user_comparator()->Compare(user_key, Slice(bounds[boundary_index_])) >= 0) {
+    while (boundary_index_ < bounds.size() &&
+           icmp->user_comparator()->Compare(user_key, Slice(bounds[boundary_index_])) >= 0) {
+      boundary_index_++;
+    }
+    overlapped_bytes_ = 0;
+    return true;
+  }
   if (current_output_bytes >= c_->max_output_file_size() ||
       overlapped_bytes_ > c_->max_grandparent_overlap_bytes()) {
     overlapped_bytes_ = 0;

@@ -41,6 +41,14 @@ class Compaction {
     uint64_t max_output_file_size = 64ull << 20;
     // An output file is closed early once it overlaps this many grandparent bytes.
     uint64_t max_grandparent_overlap_bytes = 10 * (64ull << 20);
+    // Subcompaction boundaries: user keys, strictly ascending under the user
+    // comparator (GenSubcompactionBoundaries, subcompaction_boundaries.h).
+    // They cut the job's key space into boundaries.size() + 1 ranges
+    // [b[i-1], b[i]) that an executor may run in parallel; OutputSplitter
+    // closes the open output before the first key of each range, so the
+    // output bytes are the same whether the ranges run apart or together.
+    // Empty: one range.
+    std::vector<std::string> subcompaction_boundaries;
   };
 
   Compaction(Params params, const InternalKeyComparator* icmp);
@@ -54,6 +62,12 @@ class Compaction {
   const std::vector<FileMetaPtr>& grandparents() const { return p_.grandparents; }
   uint64_t max_output_file_size() const { return p_.max_output_file_size; }
   uint64_t max_grandparent_overlap_bytes() const { return p_.max_grandparent_overlap_bytes; }
+  const std::vector<std::string>& subcompaction_boundaries() const {
+    return p_.subcompaction_boundaries;
+  }
+  // The job's parameters as given (to derive a variant, e.g. with other
+  // subcompaction boundaries).
+  const Params& params() const { return p_; }
   const InternalKeyComparator* internal_comparator() const { return icmp_; }
 
   // Input files moved to the next level unchanged (LevelDB's rule, grown to
@@ -102,7 +116,8 @@ class Compaction {
 //
 // The exact rule (a GPU executor must reproduce the split points bit for
 // bit). State: grandparent index g = 0, seen_key = false, overlap = 0,
-// last user key (none). ShouldStopBefore(key, current_output_bytes):
+// last user key (none), boundary index b = 0. ShouldStopBefore(key,
+// current_output_bytes), with B = subcompaction_boundaries():
 //   1. while g < grandparents().size() and
 //            icmp(key, grandparents()[g]->largest) > 0:
 //        if seen_key: overlap += grandparents()[g]->file_size
@@ -112,10 +127,17 @@ class Compaction {
 //   3. if same_user_key: return false (versions of one user key never
 //      straddle two output files, so the files of a level >= 1 have disjoint
 //      user-key ranges; the split is deferred to the next user key)
-//   4. if current_output_bytes >= max_output_file_size or
+//   4. if b < B.size() and ucmp(user_key(key), B[b]) >= 0:
+//        advance b past every boundary <= user_key(key);
+//        overlap = 0; return true (a new subcompaction range begins)
+//   5. if current_output_bytes >= max_output_file_size or
 //         overlap > max_grandparent_overlap_bytes:
 //        overlap = 0; return true
-//   5. return false
+//   6. return false
+// Step 4 makes the state after the first key of a range the same as that of
+// a fresh splitter fed only that range (g and b depend on the key alone,
+// overlap is 0, no output is open), which is what lets the CPU executor run
+// the ranges on separate threads with byte-identical output.
 // The executor finishes its open output (if any) when this returns true, so
 // `overlap` counts the grandparent bytes skipped over since the current
 // output was opened (LevelDB's rule; the first key skips without counting).
@@ -139,6 +161,7 @@ class OutputSplitter {
   bool seen_key_ = false;
   uint64_t overlapped_bytes_ = 0;
   std::string last_user_key_;
+  size_t boundary_index_ = 0;
 };
 
 }  // namespace accelkv

@@ -4,6 +4,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "compaction/subcompaction_boundaries.h"
+
 namespace accelkv {
 
 namespace {
@@ -235,6 +237,8 @@ std::unique_ptr<Compaction> CompactionPicker::SetupCompaction(
   }
   p.max_output_file_size = options_->target_file_size;
   p.max_grandparent_overlap_bytes = 10 * options_->target_file_size;
+  p.subcompaction_boundaries =
+      GenSubcompactionBoundaries(p, icmp_->user_comparator(), options_->max_subcompactions);
   return std::make_unique<Compaction>(std::move(p), icmp_);
 }
 

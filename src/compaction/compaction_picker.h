@@ -22,7 +22,8 @@
 //   max_output_file_size = target_file_size, max_grandparent_overlap_bytes =
 //   10 * target_file_size, grandparents = the files of level L + 2
 //   overlapping the inputs' range, deeper_levels = the files of every level
-//   below L + 1 overlapping that range.
+//   below L + 1 overlapping that range, subcompaction_boundaries =
+//   GenSubcompactionBoundaries(inputs, Options::max_subcompactions).
 // - A compaction is refused when any of its files is an input of a running
 //   compaction (files compared by number), or when its output range (the
 //   user-key range of all its inputs) overlaps the output range of a running

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "compaction/cpu_compaction_executor.h"
+#include "compaction/subcompaction_boundaries.h"
 #include "gpu/gpu_executor.h"
 #include "util/filename.h"
 
@@ -28,6 +29,7 @@ Options SanitizeOptions(const std::string& dbname, const InternalKeyComparator* 
   ClipToRange(&result.bloom_bits_per_key, 0, 64);
   ClipToRange(&result.num_levels, 2, 12);
   ClipToRange(&result.max_background_jobs, 2, 64);
+  ClipToRange(&result.max_subcompactions, 1, kMaxSubcompactions);
   ClipToRange(&result.level0_file_num_compaction_trigger, 1, 1000);
   if (result.level0_slowdown_writes_trigger < result.level0_file_num_compaction_trigger) {
     result.level0_slowdown_writes_trigger = result.level0_file_num_compaction_trigger;

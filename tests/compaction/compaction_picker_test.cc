@@ -10,6 +10,7 @@
 
 #include "accelkv/comparator.h"
 #include "compaction/compaction_test_util.h"
+#include "compaction/subcompaction_boundaries.h"
 
 namespace accelkv {
 namespace {
@@ -407,6 +408,25 @@ TEST_F(CompactionPickerTest, PickRangeLevel0TakesEveryOverlappingFile) {
   const InternalKey xb("x", kMaxSequenceNumber, kValueTypeForSeek);
   c = picker.PickRange(*v, 0, &xb, nullptr, {});
   EXPECT_EQ("L0->L1 manual: 3 + ", Describe(c.get()));
+}
+
+TEST_F(CompactionPickerTest, MaxSubcompactionsSetsTheJobsBoundaries) {
+  const std::vector<F> shape = {{0, 1, "a", "z", 100},  {0, 2, "b", "y", 100},
+                                {0, 3, "c", "x", 100},  {0, 4, "d", "w", 100},
+                                {1, 10, "a", "e", 100}, {1, 11, "f", "j", 100},
+                                {1, 12, "k", "o", 100}, {1, 13, "p", "z", 100}};
+  VersionPtr v = MakeVersion(shape);
+  CompactionPicker one(&options_, &icmp_);
+  auto c = one.Pick(*v, {}, std::vector<std::string>(options_.num_levels));
+  ASSERT_NE(nullptr, c);
+  EXPECT_TRUE(c->subcompaction_boundaries().empty());  // default 1
+  options_.max_subcompactions = 4;
+  CompactionPicker four(&options_, &icmp_);
+  c = four.Pick(*v, {}, std::vector<std::string>(options_.num_levels));
+  ASSERT_NE(nullptr, c);
+  EXPECT_EQ(3u, c->subcompaction_boundaries().size());
+  EXPECT_EQ(GenSubcompactionBoundaries(c->params(), BytewiseComparator(), 4),
+            c->subcompaction_boundaries());
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+// The `compact` workload: one compaction job built in memory (CompactJob),
+// run by each requested executor on the same in-memory Env, timed, and
+// verified: the single-threaded CPU executor's output (same subcompaction
+// boundaries) is checked entry by entry against the job's expected entries,
+// and every executor's output files must equal it byte for byte.
+//
+// Thread safety: one thread runs the workload (executors start their own).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "flags.h"
+
+namespace accelkv_bench {
+
+struct CompactResult {
+  std::string executor;  // "cpu", "gpu"
+  std::string device;    // "cpu", the GPU's name, "host-reference" (not a GPU)
+  std::string skipped;   // why the executor did not run ("" when it ran)
+  int threads = 0;       // cpu: threads; gpu: 1 calling thread
+  int subcompactions = 0;
+  uint64_t num = 0;
+  uint64_t key_size = 0;
+  uint64_t value_size = 0;
+  uint64_t seed = 0;
+  uint64_t input_files = 0;
+  uint64_t input_bytes = 0;
+  uint64_t input_entries = 0;
+  uint64_t output_files = 0;
+  uint64_t output_bytes = 0;
+  uint64_t output_entries = 0;
+  uint64_t dropped_entries = 0;
+  double seconds = 0;                        // wall time of the executor's Run
+  double input_gb_per_sec = 0;               // input bytes / 1e9 / seconds
+  double cpu_sec = 0;                        // process CPU (all threads) over the Run
+  double executor_cpu_sec = 0;               // what the executor reports (its threads)
+  double cpu_sec_per_gb = 0;                 // cpu_sec per 1e9 input bytes
+  std::map<std::string, uint64_t> stage_us;  // the executor's stage_micros
+  bool verified = false;                     // output identical to the verified reference
+  std::string error;
+};
+
+std::string CompactResultToJson(const CompactResult& r);
+std::string FormatCompactTable(const std::vector<CompactResult>& results);
+
+// Runs the workload for flags; results go to *results as each executor
+// finishes (and to json, one line each, when not null). Returns the exit
+// status: 0 all ran and verified, 1 an error, 2 a wrong output.
+int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostream* json,
+                       std::vector<CompactResult>* results);
+
+}  // namespace accelkv_bench

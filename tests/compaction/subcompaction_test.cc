@@ -1,0 +1,291 @@
+// Parallel subcompactions: GenSubcompactionBoundaries as a pure function,
+// OutputSplitter's cut at each boundary, and the CPU executor running a job
+// as several ranges: the same entries as one range, the same bytes as the
+// ranges run one after another and as one pass over the whole job (what the
+// GPU executor does), and failures in one range.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "compaction/cpu_compaction_executor.h"
+#include "compaction/executor_test_util.h"
+#include "compaction/subcompaction_boundaries.h"
+#include "table/table_builder.h"
+#include "testutil/test_util.h"
+#include "util/filename.h"
+
+namespace accelkv {
+namespace {
+
+using test::Key;
+using test::KVs;
+using test::MakeFile;
+using test::Oracle;
+using test::RandomEntries;
+
+std::vector<std::string> Boundaries(const Compaction::Params& p, int k) {
+  return GenSubcompactionBoundaries(p, BytewiseComparator(), k);
+}
+
+TEST(GenSubcompactionBoundariesTest, OneSubcompactionHasNoBoundary) {
+  Compaction::Params p;
+  p.inputs[0] = {MakeFile(1, Key(0), Key(500), 1000), MakeFile(2, Key(100), Key(900), 1000)};
+  EXPECT_TRUE(Boundaries(p, 1).empty());
+  EXPECT_TRUE(Boundaries(p, 0).empty());
+  EXPECT_TRUE(Boundaries(p, -3).empty());
+  EXPECT_FALSE(Boundaries(p, 2).empty());
+  EXPECT_TRUE(Boundaries(Compaction::Params(), 8).empty());
+}
+
+TEST(GenSubcompactionBoundariesTest, BalancesFileBytes) {
+  // One level-1 file over the whole range (1600 bytes spread over the 31
+  // intervals its range covers) and 16 level-2 files of 1000 bytes each.
+  // Worked out by the rule in the header: boundaries at the 4th, 8th and
+  // 12th level-2 files' smallest keys.
+  Compaction::Params p;
+  p.level = 1;
+  p.output_level = 2;
+  p.inputs[0] = {MakeFile(1, Key(0), Key(1599), 1600)};
+  for (uint64_t i = 0; i < 16; i++) {
+    p.inputs[1].push_back(MakeFile(10 + i, Key(i * 100), Key(i * 100 + 99), 1000));
+  }
+  const std::vector<std::string> expected = {Key(400), Key(800), Key(1200)};
+  EXPECT_EQ(expected, Boundaries(p, 4));
+  // The order the files are listed in does not matter.
+  std::reverse(p.inputs[1].begin(), p.inputs[1].end());
+  std::swap(p.inputs[0], p.inputs[1]);
+  EXPECT_EQ(expected, Boundaries(p, 4));
+  // One boundary halves the bytes.
+  EXPECT_EQ(std::vector<std::string>{Key(800)}, Boundaries(p, 2));
+}
+
+TEST(GenSubcompactionBoundariesTest, NeverMoreRangesThanIntervals) {
+  Compaction::Params p;
+  p.inputs[0] = {MakeFile(1, "a", "z", 1000)};
+  EXPECT_TRUE(Boundaries(p, 8).empty());  // one interval
+  // Files of one user key count toward the interval they start: [a, m]
+  // holds 500 + 5000 bytes, [m, z] 500 + 1000.
+  p.inputs[0].push_back(MakeFile(2, "m", "m", 1000));
+  p.inputs[0].push_back(MakeFile(3, "a", "a", 5000));
+  EXPECT_EQ(std::vector<std::string>{"m"}, Boundaries(p, 8));
+  // Intervals of 500, 1000 and 500 bytes: the first cut where the running
+  // sum reaches a third; the last interval never gets a cut after it.
+  p.inputs[0] = {MakeFile(4, "a", "c", 1000), MakeFile(5, "b", "d", 1000)};
+  EXPECT_EQ(std::vector<std::string>{"c"}, Boundaries(p, 64));
+}
+
+TEST(GenSubcompactionBoundariesTest, RandomShapesGiveValidBoundaries) {
+  Random rnd(test::TestSeed());
+  for (int round = 0; round < 200; round++) {
+    Compaction::Params p;
+    std::set<std::string> ends;
+    const int files = 1 + static_cast<int>(rnd.Uniform(12));
+    for (int f = 0; f < files; f++) {
+      uint64_t lo = rnd.Uniform(1000), hi = rnd.Uniform(1000);
+      if (lo > hi) std::swap(lo, hi);
+      p.inputs[f % 2].push_back(MakeFile(f + 1, Key(lo), Key(hi), rnd.Uniform(1 << 20)));
+      ends.insert(Key(lo));
+      ends.insert(Key(hi));
+    }
+    const int k = static_cast<int>(rnd.Uniform(20));
+    const std::vector<std::string> b = Boundaries(p, k);
+    EXPECT_LE(b.size() + 1, static_cast<size_t>(std::max(k, 1)));
+    // Strictly inside the candidates: at most all but the first and last.
+    EXPECT_LE(b.size() + 2, std::max<size_t>(ends.size(), 2));
+    for (size_t i = 0; i < b.size(); i++) {
+      EXPECT_EQ(1u, ends.count(b[i])) << b[i];
+      EXPECT_LT(*ends.begin(), b[i]);
+      EXPECT_LT(b[i], *ends.rbegin());
+      if (i > 0) {
+        EXPECT_LT(b[i - 1], b[i]);
+      }
+    }
+    EXPECT_EQ(b, Boundaries(p, k));  // deterministic
+  }
+}
+
+TEST(OutputSplitterBoundaryTest, CutsBeforeTheFirstKeyOfEachRange) {
+  const InternalKeyComparator icmp(BytewiseComparator());
+  Compaction::Params p;
+  p.inputs[0] = {MakeFile(1, "a", "h", 1000)};
+  p.subcompaction_boundaries = {"c", "e", "f"};
+  const Compaction c(std::move(p), &icmp);
+  OutputSplitter splitter(&c);
+  auto stop = [&](const char* user_key, SequenceNumber seq) {
+    return splitter.ShouldStopBefore(InternalKey(user_key, seq, ValueType::kValue).Encode(), 1);
+  };
+  EXPECT_FALSE(stop("a", 5));
+  EXPECT_FALSE(stop("b", 4));
+  EXPECT_TRUE(stop("c", 9));   // first key of range [c, e)
+  EXPECT_FALSE(stop("c", 3));  // an older version of c stays with it
+  EXPECT_FALSE(stop("d", 7));
+  EXPECT_TRUE(stop("g", 2));  // past e and f at once: one cut
+  EXPECT_FALSE(stop("h", 1));
+}
+
+// A job's outputs as one pass of OutputSplitter + TableBuilder over the
+// kept entries, what an executor that does not cut the job into ranges
+// (the GPU executor) writes.
+std::vector<std::string> WholeJobTables(Env* env, const TableOptions& topt, const Compaction& c,
+                                        const KVs& kept) {
+  std::vector<std::string> tables;
+  OutputSplitter splitter(&c);
+  std::unique_ptr<WritableFile> file;
+  std::unique_ptr<TableBuilder> builder;
+  auto finish = [&] {
+    EXPECT_TRUE(builder->Finish().ok());
+    EXPECT_TRUE(file->Close().ok());
+    std::string data;
+    EXPECT_TRUE(ReadFileToString(env, "/db/whole.tmp", &data).ok());
+    tables.push_back(std::move(data));
+    builder.reset();
+    file.reset();
+  };
+  for (const auto& [key, value] : kept) {
+    const uint64_t current = builder != nullptr ? builder->EstimatedFileSize() : 0;
+    if (splitter.ShouldStopBefore(key, current) && builder != nullptr) finish();
+    if (builder == nullptr) {
+      EXPECT_TRUE(env->NewWritableFile("/db/whole.tmp", &file).ok());
+      builder = std::make_unique<TableBuilder>(topt, file.get());
+    }
+    builder->Add(key, value);
+  }
+  if (builder != nullptr) finish();
+  env->RemoveFile("/db/whole.tmp");
+  return tables;
+}
+
+using SubcompactionTest = test::ExecutorTest;
+
+TEST_F(SubcompactionTest, RandomizedRangesMatchOneRange) {
+  Random rnd(test::TestSeed());
+  for (int round = 0; round < 18; round++) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    test::RandomJob job = MakeRandomJob(&rnd, round);
+    const KVs expected = Oracle(job.all, job.snapshots, job.deeper_ranges);
+    CompactionJobResult one;
+    ASSERT_TRUE(RunJob(*job.compaction, job.snapshots, &one).ok());
+    ASSERT_EQ(expected, ReadOutputs(one));
+    RemoveOutputs(one);
+
+    for (int k : {2, 3, 5, 8}) {
+      SCOPED_TRACE("k " + std::to_string(k));
+      Compaction::Params p = job.compaction->params();
+      if (round % 2 == 0) {
+        p.subcompaction_boundaries = Boundaries(p, k);
+      } else {
+        // Any ascending user keys will do, present in the input or not.
+        std::set<std::string> keys;
+        for (int i = 0; i < k - 1; i++) {
+          keys.insert(Key(rnd.Uniform(500)) + (rnd.OneIn(2) ? "5" : ""));
+        }
+        p.subcompaction_boundaries.assign(keys.begin(), keys.end());
+      }
+      const Compaction c(p, &icmp_);
+      CompactionJobResult parallel, serial;
+      ASSERT_TRUE(RunJob(c, job.snapshots, &parallel).ok());
+      // Exactly the entries of the one-range run: keys, values, sequence
+      // numbers, and the same drops.
+      ASSERT_EQ(expected, ReadOutputs(parallel));
+      EXPECT_EQ(one.input_entries, parallel.input_entries);
+      EXPECT_EQ(one.output_entries, parallel.output_entries);
+      EXPECT_EQ(one.dropped_entries, parallel.dropped_entries);
+      EXPECT_EQ(one.bytes_read, parallel.bytes_read);
+      // No output straddles a boundary.
+      for (const FileMetaData& f : parallel.outputs) {
+        for (const std::string& b : c.subcompaction_boundaries()) {
+          EXPECT_FALSE(f.smallest.user_key().ToString() < b && b <= f.largest.user_key().ToString())
+              << "output " << f.number << " straddles " << b;
+        }
+      }
+      const std::vector<std::string> bytes = OutputBytes(parallel);
+      EXPECT_EQ(Listed(parallel), NonInputTables());
+      RemoveOutputs(parallel);
+
+      CpuCompactionExecutor one_thread(1);
+      ASSERT_TRUE(RunJob(c, job.snapshots, &serial, 1000, &one_thread).ok());
+      EXPECT_TRUE(bytes == OutputBytes(serial)) << "parallel and serial runs differ";
+      RemoveOutputs(serial);
+      EXPECT_TRUE(bytes == WholeJobTables(env_, topt_, c, expected))
+          << "ranges differ from one pass over the whole job";
+    }
+  }
+}
+
+TEST_F(SubcompactionTest, CpuSecondsAndStagesSumOverRanges) {
+  Random rnd(test::TestSeed());
+  test::RandomJob job = MakeRandomJob(&rnd, 0);
+  Compaction::Params p = job.compaction->params();
+  p.subcompaction_boundaries = Boundaries(p, 4);
+  ASSERT_FALSE(p.subcompaction_boundaries.empty());
+  const Compaction c(p, &icmp_);
+  CompactionJobResult result;
+  ASSERT_TRUE(RunJob(c, job.snapshots, &result).ok());
+  for (const char* stage : {"read", "merge", "drop", "encode", "write"}) {
+    EXPECT_EQ(1u, result.stage_micros.count(stage)) << stage;
+  }
+  uint64_t written = 0;
+  for (const FileMetaData& f : result.outputs) written += f.file_size;
+  EXPECT_EQ(written, result.bytes_written);
+  EXPECT_EQ(c.TotalInputBytes(), result.bytes_read);
+}
+
+TEST_F(SubcompactionTest, BoundariesOutOfOrderAreInvalidArgument) {
+  Random rnd(test::TestSeed());
+  SequenceNumber seq = 1;
+  Compaction::Params p;
+  p.level = 0;
+  p.output_level = 1;
+  p.inputs[0] = {Write(RandomEntries(&rnd, 100, 100, &seq))};
+  p.subcompaction_boundaries = {Key(50), Key(20)};
+  const Compaction c(p, &icmp_);
+  CompactionJobResult result;
+  EXPECT_TRUE(RunJob(c, {}, &result).IsInvalidArgument());
+  EXPECT_TRUE(result.outputs.empty());
+  p.subcompaction_boundaries = {Key(50), Key(50)};
+  const Compaction dup(p, &icmp_);
+  EXPECT_TRUE(RunJob(dup, {}, &result).IsInvalidArgument());
+  EXPECT_TRUE(NonInputTables().empty());
+}
+
+// The fault job (one L0 file over 2000 keys, small outputs) cut into 4 ranges.
+using SubcompactionFaultTest = test::ExecutorTest;
+const std::vector<std::string> kFaultBoundaries = {Key(500), Key(1000), Key(1500)};
+
+TEST_F(SubcompactionFaultTest, SyncFailureInOneRangeFailsTheJob) {
+  auto c = MakeFaultJob(kFaultBoundaries);
+  fault_env_.SetFailure(FaultKind::kSync, 5, true);
+  ExpectIOErrorListsFiles(*c, 5);
+  EXPECT_EQ(1u, fault_env_.InjectedCount(FaultKind::kSync));
+}
+
+TEST_F(SubcompactionFaultTest, OpenFailureListsEveryCreatedFile) {
+  auto c = MakeFaultJob(kFaultBoundaries);
+  fault_env_.SetFailure(FaultKind::kOpenWritable, 3, true);
+  ExpectIOErrorListsFiles(*c, 3);
+}
+
+TEST_F(SubcompactionFaultTest, CorruptionInTheLastRangeIsReported) {
+  auto c = MakeFaultJob(kFaultBoundaries);
+  env_ = mem_env_.get();
+  // Flip a byte near the end of the data: only the last range reads it.
+  const std::string fname = TableFileName(dbname_, c->input(0, 0)->number);
+  std::string data;
+  ASSERT_TRUE(ReadFileToString(env_, fname, &data).ok());
+  data[data.size() * 4 / 5] ^= 0x40;
+  ASSERT_TRUE(WriteStringToFile(env_, data, fname, true).ok());
+  CompactionJobResult result;
+  CpuCompactionExecutor one_thread(1);  // the earlier ranges finish first
+  Status s = RunJob(*c, {}, &result, 1000, &one_thread);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_GT(result.outputs.size(), 3u);
+  EXPECT_EQ(Listed(result), NonInputTables());
+  RemoveOutputs(result);
+  CompactionJobResult parallel;
+  EXPECT_TRUE(RunJob(*c, {}, &parallel).IsCorruption());
+  EXPECT_EQ(Listed(parallel), NonInputTables());
+}
+
+}  // namespace
+}  // namespace accelkv
