@@ -51,14 +51,7 @@ Status WriteInputTable(accelkv::Env* env, const std::string& dbname,
   if (!s.ok()) return s;
   auto m = std::make_shared<FileMetaData>();
   m->number = number;
-  m->file_size = builder.FileSize();
-  const accelkv::TableProperties& props = builder.properties();
-  m->smallest.DecodeFrom(props.smallest_key);
-  m->largest.DecodeFrom(props.largest_key);
-  m->smallest_seqno = props.smallest_seqno;
-  m->largest_seqno = props.largest_seqno;
-  m->num_entries = props.num_entries;
-  m->num_deletions = props.num_deletions;
+  accelkv::SetFromTableProperties(builder.properties(), builder.FileSize(), m.get());
   *meta = std::move(m);
   return Status::OK();
 }

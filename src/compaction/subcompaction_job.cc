@@ -218,14 +218,7 @@ Status SubcompactionJob::FinishOutput() {
   write_ns_ += NanosBetween(encoded, Clock::now());
   if (s.ok()) {
     FileMetaData& meta = result_->outputs.back();
-    const TableProperties& props = builder_->properties();
-    meta.file_size = builder_->FileSize();
-    meta.smallest.DecodeFrom(props.smallest_key);
-    meta.largest.DecodeFrom(props.largest_key);
-    meta.smallest_seqno = props.smallest_seqno;
-    meta.largest_seqno = props.largest_seqno;
-    meta.num_entries = props.num_entries;
-    meta.num_deletions = props.num_deletions;
+    SetFromTableProperties(builder_->properties(), builder_->FileSize(), &meta);
   }
   builder_.reset();
   file_.reset();

@@ -43,14 +43,7 @@ Status BuildTable(const std::string& dbname, Env* env, const TableOptions& optio
   if (s.ok()) s = file->Sync();
   if (s.ok()) s = file->Close();
   if (s.ok()) {
-    const TableProperties& props = builder.properties();
-    meta->file_size = builder.FileSize();
-    meta->smallest.DecodeFrom(props.smallest_key);
-    meta->largest.DecodeFrom(props.largest_key);
-    meta->smallest_seqno = props.smallest_seqno;
-    meta->largest_seqno = props.largest_seqno;
-    meta->num_entries = props.num_entries;
-    meta->num_deletions = props.num_deletions;
+    SetFromTableProperties(builder.properties(), builder.FileSize(), meta);
   }
   if (!s.ok()) {
     file.reset();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "table/table_properties.h"
 #include "util/internal_key.h"
 
 namespace accelkv {
@@ -20,6 +21,9 @@ struct FileMetaData {
   uint64_t num_entries = 0;
   uint64_t num_deletions = 0;
 };
+
+// Sets everything but meta->number from a finished table's properties.
+void SetFromTableProperties(const TableProperties& props, uint64_t file_size, FileMetaData* meta);
 
 using FileMetaPtr = std::shared_ptr<const FileMetaData>;
 // Files of one level. Level 0: newest file first (by largest_seqno, then

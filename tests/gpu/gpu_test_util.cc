@@ -49,14 +49,7 @@ FileMetaPtr WriteTable(Env* env, const std::string& dbname, const TableOptions& 
   s = builder.Finish();
   if (s.ok()) s = file->Close();
   if (!s.ok()) std::abort();
-  const TableProperties& props = builder.properties();
-  meta->file_size = builder.FileSize();
-  meta->smallest.DecodeFrom(props.smallest_key);
-  meta->largest.DecodeFrom(props.largest_key);
-  meta->smallest_seqno = props.smallest_seqno;
-  meta->largest_seqno = props.largest_seqno;
-  meta->num_entries = props.num_entries;
-  meta->num_deletions = props.num_deletions;
+  SetFromTableProperties(builder.properties(), builder.FileSize(), meta.get());
   return meta;
 }
 
