@@ -40,7 +40,7 @@ Status Block::Parse(BlockContents contents, std::unique_ptr<Block>* result) {
 }
 
 Block::Block(BlockContents contents) : contents_(std::move(contents)) {
-  data_ = contents_.data.get();
+  data_ = contents_.slice().data();
   const size_t size = contents_.size;
   n_ = DecodeFixed32(data_ + size - 4);
   key_offsets_ = data_ + size - 4 - 8 * (uint64_t{n_} + 1);

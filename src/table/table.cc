@@ -27,6 +27,10 @@ struct Table::Rep {
   uint64_t cache_id = 0;
   Footer footer;
   uint64_t data_end = 0;  // first byte after the last data block's trailer
+  // The file returned its own memory for the footer (an mmap'd file): its
+  // blocks borrow that memory, so `file` must outlive every block and
+  // iterator of this table (declared before them, so destroyed after them).
+  bool file_in_memory = false;
   std::unique_ptr<Block> index_block;
   BlockContents filter_contents;
   std::unique_ptr<FilterReader> filter;  // nullptr: no filter
@@ -46,11 +50,14 @@ struct Table::Rep {
   }
 
   // Sets *block to the data block at handle: pinned in the block cache
-  // (*cache_handle set; the caller releases it) or owned by *owned.
+  // (*cache_handle set; the caller releases it) or owned by *owned. Blocks of
+  // a file that returns its own memory (mmap) borrow that memory and bypass
+  // the block cache, as in LevelDB: the page cache already holds them, and a
+  // cached block must not outlive the file it points into.
   Status GetBlock(const ReadOptions& ro, const BlockHandle& handle, const Block** block,
                   Cache::Handle** cache_handle, std::unique_ptr<Block>* owned) const {
     *cache_handle = nullptr;
-    Cache* cache = options.block_cache;
+    Cache* cache = file_in_memory ? nullptr : options.block_cache;
     char key[kCacheKeySize];
     if (cache != nullptr) {
       EncodeFixed64(key, cache_id);
@@ -62,12 +69,19 @@ struct Table::Rep {
         return Status::OK();
       }
     }
+    const bool insert = cache != nullptr && ro.fill_cache;
+    ReadBlockOptions rbo;
+    // A block entering the cache is always verified (ReadOptions::verify_checksums).
+    rbo.verify_checksum = ro.verify_checksums || insert;
+    rbo.file_returns_own_memory = file_in_memory;
     BlockContents contents;
-    Status s = ReadBlock(*file, handle, &contents);
-    std::unique_ptr<Block> parsed;
-    if (s.ok()) s = Block::Parse(std::move(contents), &parsed);
+    Status s = ReadBlock(*file, handle, &contents, rbo);
     if (!s.ok()) return s;
-    if (cache != nullptr && ro.fill_cache) {
+    const bool borrowed = !contents.owned();
+    std::unique_ptr<Block> parsed;
+    s = Block::Parse(std::move(contents), &parsed);
+    if (!s.ok()) return s;
+    if (insert && !borrowed) {
       const size_t charge = parsed->size();
       Block* raw = parsed.release();
       *cache_handle = cache->Insert(Slice(key, kCacheKeySize), raw, charge, &DeleteCachedBlock);
@@ -85,10 +99,14 @@ Table::~Table() = default;
 
 namespace {
 
-Status ReadAndParseBlock(const RandomAccessFile& file, const BlockHandle& handle,
-                         std::unique_ptr<Block>* block) {
+// Reads, verifies and parses the block at handle (index, properties, and
+// data blocks for VerifyAllBlocks).
+Status ReadAndParseBlock(const RandomAccessFile& file, bool file_in_memory,
+                         const BlockHandle& handle, std::unique_ptr<Block>* block) {
+  ReadBlockOptions rbo;
+  rbo.file_returns_own_memory = file_in_memory;
   BlockContents contents;
-  Status s = ReadBlock(file, handle, &contents);
+  Status s = ReadBlock(file, handle, &contents, rbo);
   if (s.ok()) s = Block::Parse(std::move(contents), block);
   return s;
 }
@@ -112,18 +130,21 @@ Status Table::Open(const TableOptions& options, std::unique_ptr<RandomAccessFile
   if (!s.ok()) return s;
   rep->options = options;
   rep->file_size = file_size;
+  rep->file_in_memory = footer_input.data() != footer_space;
   rep->data_end = rep->footer.filter_handle.size != 0 ? rep->footer.filter_handle.offset
                                                       : rep->footer.properties_handle.offset;
 
-  s = ReadAndParseBlock(*file, rep->footer.index_handle, &rep->index_block);
+  s = ReadAndParseBlock(*file, rep->file_in_memory, rep->footer.index_handle, &rep->index_block);
   if (!s.ok()) return s;
   std::unique_ptr<Block> props_block;
-  s = ReadAndParseBlock(*file, rep->footer.properties_handle, &props_block);
+  s = ReadAndParseBlock(*file, rep->file_in_memory, rep->footer.properties_handle, &props_block);
   if (!s.ok()) return s;
   s = DecodePropertiesBlock(*props_block, &rep->props);
   if (!s.ok()) return s;
   if (rep->footer.filter_handle.size != 0) {
-    s = ReadBlock(*file, rep->footer.filter_handle, &rep->filter_contents);
+    ReadBlockOptions rbo;
+    rbo.file_returns_own_memory = rep->file_in_memory;
+    s = ReadBlock(*file, rep->footer.filter_handle, &rep->filter_contents, rbo);
     if (!s.ok()) return s;
     rep->filter = std::make_unique<FilterReader>(rep->filter_contents.slice());
   }
@@ -218,7 +239,7 @@ Status Table::VerifyAllBlocks() const {
     if (!s.ok()) return s;
     if (handle.offset != expected_offset) return Status::Corruption("data blocks not contiguous");
     std::unique_ptr<Block> block;
-    s = ReadAndParseBlock(*r->file, handle, &block);
+    s = ReadAndParseBlock(*r->file, r->file_in_memory, handle, &block);
     if (!s.ok()) return s;
     if (block->num_entries() == 0) return Status::Corruption("empty data block");
     for (uint32_t j = 0; j < block->num_entries(); ++j) {

@@ -41,6 +41,18 @@ class TableTest : public testing::Test {
     return Table::Open(options_, std::make_unique<test::StringSource>(bytes), bytes.size(), table);
   }
 
+  // Writes bytes to a real file and opens it mmap'd through the POSIX Env.
+  Status OpenMapped(const std::string& bytes, std::unique_ptr<Table>* table) {
+    const std::string fname = dir_.File("t" + std::to_string(files_++) + ".sst");
+    Status s = WriteStringToFile(Env::Default(), bytes, fname, /*sync=*/false);
+    RandomAccessFileOptions mmap;
+    mmap.use_mmap_reads = true;
+    std::unique_ptr<RandomAccessFile> file;
+    if (s.ok()) s = Env::Default()->NewRandomAccessFile(fname, mmap, &file);
+    if (s.ok()) s = Table::Open(options_, std::move(file), bytes.size(), table);
+    return s;
+  }
+
   // Random internal keys: several versions per user key, some deletions.
   KVs RandomEntries(Random* rnd, int user_keys) {
     std::map<std::string, std::string, std::function<bool(const std::string&, const std::string&)>>
@@ -60,6 +72,8 @@ class TableTest : public testing::Test {
 
   InternalKeyComparator icmp_;
   TableOptions options_;
+  test::TempDir dir_;
+  int files_ = 0;
 };
 
 TEST_F(TableTest, RoundTripWithPropertiesAndSeeks) {
@@ -312,6 +326,89 @@ TEST_F(TableTest, CorruptDataBlockSurfacesInReads) {
   EXPECT_FALSE(it->Valid());
   EXPECT_TRUE(it->status().IsCorruption());
   EXPECT_TRUE(table->VerifyAllBlocks().IsCorruption());
+}
+
+TEST_F(TableTest, MmapReadsMatchPreadAndBypassTheBlockCache) {
+  Random rnd(test::TestSeed());
+  options_.block_size = 256;
+  const KVs kvs = RandomEntries(&rnd, 1000);
+  const std::string file = Build(kvs);
+  std::shared_ptr<Cache> cache = NewLRUCache(1 << 20);
+  options_.block_cache = cache.get();
+  std::unique_ptr<Table> table;
+  ASSERT_TRUE(OpenMapped(file, &table).ok());
+  ASSERT_TRUE(table->VerifyAllBlocks().ok());
+  for (bool verify : {true, false}) {
+    ReadOptions ro;
+    ro.verify_checksums = verify;
+    std::unique_ptr<Iterator> it(table->NewIterator(ro));
+    size_t i = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+      ASSERT_EQ(kvs[i].first, it->key().ToString());
+      ASSERT_EQ(kvs[i].second, it->value().ToString());
+    }
+    ASSERT_EQ(kvs.size(), i);
+    ASSERT_TRUE(it->status().ok());
+    for (size_t j = 0; j < kvs.size(); j += 7) {
+      std::string got;
+      ASSERT_TRUE(table
+                      ->InternalGet(ro, kvs[j].first,
+                                    [&](const Slice& k, const Slice& v) {
+                                      if (k == Slice(kvs[j].first)) got = v.ToString();
+                                    })
+                      .ok());
+      ASSERT_EQ(kvs[j].second, got);
+    }
+  }
+  // Blocks of a mapped file point into the mapping; none went into the cache.
+  EXPECT_EQ(0u, cache->TotalCharge());
+}
+
+TEST_F(TableTest, MmapReadsDetectCorruptionWhenVerifying) {
+  options_.block_size = 64;
+  KVs kvs;
+  for (int i = 0; i < 12; ++i) kvs.push_back({IKey("k" + std::to_string(100 + i), 9), "value"});
+  std::string file = Build(kvs);
+  const size_t value_at = file.find("value");  // a value byte of data block 0
+  ASSERT_NE(std::string::npos, value_at);
+  file[value_at] = 'V';
+  std::unique_ptr<Table> table;
+  ASSERT_TRUE(OpenMapped(file, &table).ok());
+  ReadOptions ro;
+  bool called = false;
+  auto record = [&](const Slice&, const Slice&) { called = true; };
+  EXPECT_TRUE(table->InternalGet(ro, kvs[0].first, record).IsCorruption());
+  EXPECT_FALSE(called);
+  std::unique_ptr<Iterator> it(table->NewIterator(ro));
+  it->SeekToFirst();
+  EXPECT_TRUE(it->status().IsCorruption());
+  EXPECT_TRUE(table->VerifyAllBlocks().IsCorruption());
+  // verify_checksums = false skips the CRC of uncached blocks (LevelDB's
+  // default): the bytes are served as they are.
+  ro.verify_checksums = false;
+  std::string got;
+  ASSERT_TRUE(
+      table
+          ->InternalGet(ro, kvs[0].first, [&](const Slice&, const Slice& v) { got = v.ToString(); })
+          .ok());
+  EXPECT_EQ("Value", got);
+}
+
+TEST_F(TableTest, CachedBlocksAreVerifiedEvenWithoutVerifyChecksums) {
+  options_.block_size = 64;
+  KVs kvs;
+  for (int i = 0; i < 12; ++i) kvs.push_back({IKey("k" + std::to_string(100 + i), 9), "value"});
+  std::string file = Build(kvs);
+  file[file.find("value")] = 'V';
+  std::shared_ptr<Cache> cache = NewLRUCache(1 << 20);
+  options_.block_cache = cache.get();
+  std::unique_ptr<Table> table;
+  ASSERT_TRUE(Open(file, &table).ok());  // pread: blocks enter the cache
+  ReadOptions ro;
+  ro.verify_checksums = false;
+  Status s = table->InternalGet(ro, kvs[0].first, [](const Slice&, const Slice&) {});
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(0u, cache->TotalCharge());
 }
 
 TEST_F(TableTest, FillCacheFalseLeavesCacheEmpty) {
