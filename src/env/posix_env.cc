@@ -27,7 +27,7 @@
 #include <thread>
 
 #include "accelkv/env.h"
-#include "env/posix_error.h"
+#include "env/posix_io.h"
 #include "env/posix_random_access_file.h"
 #include "util/thread_annotations.h"
 
@@ -42,19 +42,8 @@ class PosixSequentialFile final : public SequentialFile {
   ~PosixSequentialFile() override { ::close(fd_); }
 
   Status Read(size_t n, Slice* result, char* scratch) override {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::read(fd_, scratch + done, n - done);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        *result = Slice(scratch, 0);
-        return PosixError(fname_, errno);
-      }
-      if (r == 0) break;  // end of file
-      done += static_cast<size_t>(r);
-    }
-    *result = Slice(scratch, done);
-    return Status::OK();
+    return ReadFully(fname_, n, scratch, result,
+                     [&](char* dst, size_t len, size_t) { return ::read(fd_, dst, len); });
   }
 
   Status Skip(uint64_t n) override {

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "env/posix_error.h"
+#include "env/posix_io.h"
 
 namespace accelkv {
 namespace {
@@ -20,19 +20,9 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   ~PosixRandomAccessFile() override { ::close(fd_); }
 
   Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_, scratch + done, n - done, static_cast<off_t>(offset + done));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        *result = Slice(scratch, 0);
-        return PosixError(fname_, errno);
-      }
-      if (r == 0) break;  // end of file
-      done += static_cast<size_t>(r);
-    }
-    *result = Slice(scratch, done);
-    return Status::OK();
+    return ReadFully(fname_, n, scratch, result, [&](char* dst, size_t len, size_t done) {
+      return ::pread(fd_, dst, len, static_cast<off_t>(offset + done));
+    });
   }
 
  private:
