@@ -1,6 +1,10 @@
 #include "table/table.h"
 
+#include <algorithm>
 #include <cstring>
+#include <ranges>
+#include <string>
+#include <vector>
 
 #include "table/block.h"
 #include "table/filter.h"
@@ -18,6 +22,77 @@ constexpr size_t kCacheKeySize = 16;  // fixed64 cache id ++ fixed64 block offse
 
 void DeleteCachedBlock(const Slice& /*key*/, void* value) { delete static_cast<Block*>(value); }
 
+// The first 8 bytes of a user key as a big-endian integer, zero-padded. For
+// the bytewise order, KeyPrefix(a) < KeyPrefix(b) implies a < b (a shorter
+// key pads with the smallest byte); equal prefixes decide nothing.
+uint64_t KeyPrefix(const Slice& user_key) {
+  uint64_t p = 0;
+  const size_t n = std::min<size_t>(user_key.size(), 8);
+  for (size_t i = 0; i < n; ++i)
+    p |= uint64_t{static_cast<unsigned char>(user_key[i])} << (56 - 8 * i);
+  return p;
+}
+
+// The index keys' user keys, minus the prefix they all share, cut to their
+// first 8 bytes (KeyPrefix) and kept in one array. Looking a key's data
+// block up in it is a binary search over 8-byte integers (about 8 bytes per
+// 4 KiB data block) whose first levels stay in the CPU caches, instead of
+// one over the index block, where each probe misses twice (offset, then
+// key). Keys with equal prefixes are compared in full. Only for a bytewise
+// user comparator, where the prefixes are sorted.
+class PrefixIndex {
+ public:
+  // Unusable (usable() false) unless every index key is an internal key.
+  explicit PrefixIndex(const Block& index) {
+    const uint32_t n = index.num_entries();
+    for (uint32_t i = 0; i < n; ++i) {
+      if (index.key(i).size() < kInternalKeyTrailerSize) return;
+    }
+    if (n > 0) {
+      const Slice first = ExtractUserKey(index.key(0));
+      const Slice last = ExtractUserKey(index.key(n - 1));
+      size_t shared = 0;
+      while (shared < first.size() && shared < last.size() && first[shared] == last[shared]) {
+        ++shared;
+      }
+      shared_.assign(first.data(), shared);
+    }
+    prefixes_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      Slice user_key = ExtractUserKey(index.key(i));
+      user_key.remove_prefix(shared_.size());
+      prefixes_[i] = KeyPrefix(user_key);
+    }
+    usable_ = true;
+  }
+
+  bool usable() const { return usable_; }
+
+  // index.LowerBound(cmp, ikey) for an internal key: keys outside the shared
+  // prefix are before or after every entry; entries with a smaller prefix
+  // are before ikey, those with a larger one after it.
+  uint32_t LowerBound(const Block& index, const Comparator* cmp, const Slice& ikey) const {
+    Slice user_key = ExtractUserKey(ikey);
+    const int c =
+        std::memcmp(user_key.data(), shared_.data(), std::min(user_key.size(), shared_.size()));
+    if (c < 0 || (c == 0 && user_key.size() < shared_.size())) return 0;
+    if (c > 0) return static_cast<uint32_t>(prefixes_.size());
+    user_key.remove_prefix(shared_.size());
+    const auto [first, last] =
+        std::equal_range(prefixes_.begin(), prefixes_.end(), KeyPrefix(user_key));
+    const auto range = std::views::iota(static_cast<uint32_t>(first - prefixes_.begin()),
+                                        static_cast<uint32_t>(last - prefixes_.begin()));
+    const auto it = std::ranges::partition_point(
+        range, [&](uint32_t i) { return cmp->Compare(index.key(i), ikey) < 0; });
+    return it == range.end() ? static_cast<uint32_t>(last - prefixes_.begin()) : *it;
+  }
+
+ private:
+  std::string shared_;  // the prefix of every index key's user key
+  std::vector<uint64_t> prefixes_;
+  bool usable_ = false;
+};
+
 }  // namespace
 
 struct Table::Rep {
@@ -32,9 +107,18 @@ struct Table::Rep {
   // iterator of this table (declared before them, so destroyed after them).
   bool file_in_memory = false;
   std::unique_ptr<Block> index_block;
+  std::unique_ptr<PrefixIndex> prefix_index;  // nullptr: search index_block
   BlockContents filter_contents;
   std::unique_ptr<FilterReader> filter;  // nullptr: no filter
   TableProperties props;
+
+  // The first index entry with key >= ikey (REQUIRES: ikey is an internal key).
+  uint32_t IndexLowerBound(const Slice& ikey) const {
+    if (prefix_index != nullptr && ikey.size() >= kInternalKeyTrailerSize) {
+      return prefix_index->LowerBound(*index_block, options.comparator, ikey);
+    }
+    return index_block->LowerBound(options.comparator, ikey);
+  }
 
   // Decodes a data block handle from an index value.
   Status DecodeDataHandle(const Slice& index_value, BlockHandle* handle) const {
@@ -136,6 +220,10 @@ Status Table::Open(const TableOptions& options, std::unique_ptr<RandomAccessFile
 
   s = ReadAndParseBlock(*file, rep->file_in_memory, rep->footer.index_handle, &rep->index_block);
   if (!s.ok()) return s;
+  if (options.user_comparator == BytewiseComparator()) {
+    rep->prefix_index = std::make_unique<PrefixIndex>(*rep->index_block);
+    if (!rep->prefix_index->usable()) rep->prefix_index.reset();
+  }
   std::unique_ptr<Block> props_block;
   s = ReadAndParseBlock(*file, rep->file_in_memory, rep->footer.properties_handle, &props_block);
   if (!s.ok()) return s;
@@ -186,7 +274,7 @@ Status Table::InternalGet(
   if (r->filter != nullptr && !r->filter->KeyMayMatch(ExtractUserKey(ikey))) return Status::OK();
   const Comparator* cmp = r->options.comparator;
   const Block& index = *r->index_block;
-  const uint32_t i = index.LowerBound(cmp, ikey);
+  const uint32_t i = r->IndexLowerBound(ikey);
   if (i == index.num_entries()) return Status::OK();
   BlockHandle handle;
   Status s = r->DecodeDataHandle(index.value(i), &handle);
@@ -213,7 +301,7 @@ bool Table::KeyMayMatch(const Slice& user_key) const {
 
 uint64_t Table::ApproximateOffsetOf(const Slice& ikey) const {
   const Rep* r = rep_.get();
-  const uint32_t i = r->index_block->LowerBound(r->options.comparator, ikey);
+  const uint32_t i = r->IndexLowerBound(ikey);
   if (i == r->index_block->num_entries()) return r->data_end;
   BlockHandle handle;
   if (!r->DecodeDataHandle(r->index_block->value(i), &handle).ok()) return r->data_end;

@@ -411,6 +411,102 @@ TEST_F(TableTest, CachedBlocksAreVerifiedEvenWithoutVerifyChecksums) {
   EXPECT_EQ(0u, cache->TotalCharge());
 }
 
+// Point lookups find their data block through the index keys' user keys
+// minus their shared prefix, cut to 8 bytes (bytewise comparator). Checks
+// every probe against a search of the whole sorted list.
+class TableLookupTest : public TableTest {
+ protected:
+  TableLookupTest() {
+    options_.block_size = 64;
+    options_.bloom_bits_per_key = 0;  // every lookup reaches the index
+  }
+
+  // Versions of each user key (several blocks' worth for some), with values.
+  KVs Entries(Random* rnd, const std::vector<std::string>& users) {
+    auto less = [this](const std::string& a, const std::string& b) {
+      return icmp_.Compare(a, b) < 0;
+    };
+    std::map<std::string, std::string, decltype(less)> m(less);
+    for (size_t i = 0; i < users.size(); ++i) {
+      for (int v = 0; v < 1 + static_cast<int>(rnd->Uniform(12)); ++v) {
+        m[IKey(users[i], 10 + rnd->Uniform(1000))] =
+            "v" + std::to_string(i) + "." + std::to_string(v);
+      }
+    }
+    return KVs(m.begin(), m.end());
+  }
+
+  void CheckLookups(const KVs& kvs, const std::vector<std::string>& probes) {
+    std::unique_ptr<Table> table;
+    ASSERT_TRUE(Open(Build(kvs), &table).ok());
+    ASSERT_GT(table->properties().num_data_blocks, 50u);
+    for (const std::string& u : probes) {
+      for (SequenceNumber seq : {SequenceNumber{1}, SequenceNumber{500}, SequenceNumber{5000}}) {
+        const std::string probe = IKey(u, seq);
+        auto want = std::lower_bound(
+            kvs.begin(), kvs.end(), probe,
+            [&](const auto& kv, const std::string& k) { return icmp_.Compare(kv.first, k) < 0; });
+        std::string got_key;
+        std::string got_value;
+        ASSERT_TRUE(table
+                        ->InternalGet(ReadOptions(), probe,
+                                      [&](const Slice& k, const Slice& v) {
+                                        got_key = k.ToString();
+                                        got_value = v.ToString();
+                                      })
+                        .ok());
+        const std::string where =
+            "user key '" + u + "' (" + std::to_string(u.size()) + " bytes) @" + std::to_string(seq);
+        if (want == kvs.end()) {
+          EXPECT_EQ("", got_key) << where;
+        } else {
+          EXPECT_EQ(want->first, got_key) << where;
+          EXPECT_EQ(want->second, got_value) << where;
+        }
+      }
+    }
+  }
+};
+
+// Keys sharing long prefixes, keys shorter than 8 bytes with and without
+// trailing zero bytes, the empty key: no prefix shared by the whole table.
+TEST_F(TableLookupTest, PrefixTiesAndShortKeys) {
+  Random rnd(test::TestSeed());
+  const std::string alphabet("\0ab\xff", 4);
+  std::vector<std::string> users;
+  for (int i = 0; i < 300; ++i) {
+    std::string u;
+    if (rnd.OneIn(2)) {
+      u = "commonprefix";
+      for (uint32_t c = rnd.Uniform(10); c > 0; --c) u.push_back(alphabet[rnd.Uniform(4)]);
+    } else if (rnd.OneIn(3)) {
+      u.assign(rnd.Uniform(9), '\0');  // "", "\0", "\0\0", ...
+    } else {
+      u.assign(1 + rnd.Uniform(9), 'x');
+    }
+    users.push_back(u);
+  }
+  KVs kvs = Entries(&rnd, users);
+  users.insert(users.end(), {"commonprefi", "commonprefiz", "zzzzzzzzzzzz", "w"});
+  CheckLookups(kvs, users);
+}
+
+// db_bench-style keys (zero-padded decimal): the whole table shares a long
+// prefix, and probes fall before it, after it, or share only part of it.
+TEST_F(TableLookupTest, TableWideSharedPrefix) {
+  Random rnd(test::TestSeed());
+  std::vector<std::string> users;
+  for (int i = 0; i < 400; ++i) {
+    std::string digits = std::to_string(100000 + rnd.Uniform(900000));
+    users.push_back(std::string(16 - digits.size(), '0') + digits);
+  }
+  KVs kvs = Entries(&rnd, users);
+  users.insert(users.end(),
+               {"", "0", "0000000000", "00000000000", "0000000000099999", "0000000001000000",
+                "00000000009999999", "000000000100000", "1", "0000000000100000\xff"});
+  CheckLookups(kvs, users);
+}
+
 TEST_F(TableTest, FillCacheFalseLeavesCacheEmpty) {
   std::shared_ptr<Cache> cache = NewLRUCache(1 << 20, 0);
   options_.block_cache = cache.get();
