@@ -85,7 +85,7 @@ struct Options {
   // system call and no copy, and such blocks bypass the block cache (the
   // page cache holds them). The POSIX Env maps at most 1000 files at once and
   // preads the rest; Envs that cannot map ignore it. Default true: readrandom
-  // on a database larger than the block cache is about 1.5x faster
+  // on a database much larger than the block cache is about 1.7x faster
   // (docs/env.md). Caveat: an I/O error on a mapped page raises SIGBUS in the
   // reading thread instead of returning IOError; set false to get a Status
   // for every media error (RocksDB's default).
