@@ -28,8 +28,9 @@ void DeleteCachedBlock(const Slice& /*key*/, void* value) { delete static_cast<B
 uint64_t KeyPrefix(const Slice& user_key) {
   uint64_t p = 0;
   const size_t n = std::min<size_t>(user_key.size(), 8);
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     p |= uint64_t{static_cast<unsigned char>(user_key[i])} << (56 - 8 * i);
+  }
   return p;
 }
 
@@ -49,13 +50,14 @@ class PrefixIndex {
       if (index.key(i).size() < kInternalKeyTrailerSize) return;
     }
     if (n > 0) {
-      const Slice first = ExtractUserKey(index.key(0));
+      // Copied: key(i) may be materialized, valid only until the next call.
+      const std::string first = ExtractUserKey(index.key(0)).ToString();
       const Slice last = ExtractUserKey(index.key(n - 1));
       size_t shared = 0;
       while (shared < first.size() && shared < last.size() && first[shared] == last[shared]) {
         ++shared;
       }
-      shared_.assign(first.data(), shared);
+      shared_ = first.substr(0, shared);
     }
     prefixes_.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
