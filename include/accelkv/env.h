@@ -30,8 +30,9 @@ class SequentialFile {
 class RandomAccessFile {
  public:
   virtual ~RandomAccessFile() = default;
-  // Reads up to n bytes at offset; *result may point into scratch.
-  // Fewer than n bytes only at end of file.
+  // Reads up to n bytes at offset. *result points into scratch or into the
+  // file's own memory (a memory-mapped file), which stays valid while the file
+  // object lives. Fewer than n bytes only at end of file.
   virtual Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const = 0;
 };
 
@@ -53,6 +54,17 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+// How a RandomAccessFile is opened (RocksDB's EnvOptions, the part that
+// applies to reads).
+struct RandomAccessFileOptions {
+  // Map the whole file read-only into memory where the Env can (PosixEnv: on
+  // 64-bit, within its limit of live mappings; else it falls back to pread).
+  // Read then returns pointers into the mapping: no system call, no copy.
+  // The file must not be truncated while open (a read past the new end would
+  // fault). Default false.
+  bool use_mmap_reads = false;
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -64,6 +76,13 @@ class Env {
                                    std::unique_ptr<SequentialFile>* result) = 0;
   virtual Status NewRandomAccessFile(const std::string& fname,
                                      std::unique_ptr<RandomAccessFile>* result) = 0;
+  // As above, with options. The default ignores them (Envs that cannot map,
+  // such as the in-memory one).
+  virtual Status NewRandomAccessFile(const std::string& fname,
+                                     const RandomAccessFileOptions& options,
+                                     std::unique_ptr<RandomAccessFile>* result) {
+    return NewRandomAccessFile(fname, result);
+  }
   // Creates or truncates fname.
   virtual Status NewWritableFile(const std::string& fname,
                                  std::unique_ptr<WritableFile>* result) = 0;

@@ -80,6 +80,16 @@ struct Options {
   size_t block_cache_size = 32 << 20;
   // Open table files kept in the table cache. Default 1000 (LevelDB).
   int max_open_files = 1000;
+  // Read table files through a read-only mmap (as LevelDB does on 64-bit)
+  // instead of pread: a block read is a pointer into the mapping, with no
+  // system call and no copy, and such blocks bypass the block cache (the
+  // page cache holds them). The POSIX Env maps at most 1000 files at once and
+  // preads the rest; Envs that cannot map ignore it. Default true: readrandom
+  // on a database much larger than the block cache is about 1.7x faster
+  // (docs/env.md). Caveat: an I/O error on a mapped page raises SIGBUS in the
+  // reading thread instead of returning IOError; set false to get a Status
+  // for every media error (RocksDB's default).
+  bool allow_mmap_reads = true;
 
   // --- Levels and compaction ---
   // Number of levels. Default 7 (RocksDB, LevelDB).

@@ -319,11 +319,17 @@ Status FaultInjectionEnv::NewSequentialFile(const std::string& fname,
 
 Status FaultInjectionEnv::NewRandomAccessFile(const std::string& fname,
                                               std::unique_ptr<RandomAccessFile>* result) {
+  return NewRandomAccessFile(fname, RandomAccessFileOptions(), result);
+}
+
+Status FaultInjectionEnv::NewRandomAccessFile(const std::string& fname,
+                                              const RandomAccessFileOptions& options,
+                                              std::unique_ptr<RandomAccessFile>* result) {
   result->reset();
   Status s = CheckOp(FaultKind::kOpenReadable, fname, /*mutates=*/false);
   if (!s.ok()) return s;
   std::unique_ptr<RandomAccessFile> base;
-  s = base_->NewRandomAccessFile(fname, &base);
+  s = base_->NewRandomAccessFile(fname, options, &base);
   if (s.ok()) *result = std::make_unique<FaultRandomAccessFile>(this, fname, std::move(base));
   return s;
 }

@@ -136,6 +136,9 @@ class FaultInjectionEnv final : public Env {
                            std::unique_ptr<SequentialFile>* result) override;
   Status NewRandomAccessFile(const std::string& fname,
                              std::unique_ptr<RandomAccessFile>* result) override;
+  // Passes options to the base Env (a mapped base file still sees read faults).
+  Status NewRandomAccessFile(const std::string& fname, const RandomAccessFileOptions& options,
+                             std::unique_ptr<RandomAccessFile>* result) override;
   Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result) override;
   Status NewAppendableFile(const std::string& fname,
                            std::unique_ptr<WritableFile>* result) override;

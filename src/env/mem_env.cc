@@ -165,6 +165,7 @@ std::string StripTrailingSlashes(std::string path) {
 
 class MemEnv final : public Env {
  public:
+  using Env::NewRandomAccessFile;  // options are ignored: files are already in memory
   explicit MemEnv(Env* base) : base_(base) {}
 
   Status NewSequentialFile(const std::string& fname,

@@ -1,9 +1,10 @@
 // PosixEnv: Env::Default(), the process-wide Env over POSIX file descriptors.
 //
 // - SequentialFile reads with read(2).
-// - RandomAccessFile reads with pread(2); Read is safe for concurrent use
-//   because pread does not move a shared file offset. (No mmap: pread keeps
-//   one code path, and block reads go through the block cache anyway.)
+// - RandomAccessFile reads with pread(2), or, when the caller asks for
+//   use_mmap_reads, from a read-only mmap of the whole file while fewer than
+//   DefaultMmapLimit() mappings are live (posix_random_access_file.h). Read
+//   is safe for concurrent use either way (pread moves no shared offset).
 // - WritableFile keeps a 64 KiB user-space buffer; Append copies into it and
 //   writes through when the data does not fit. Flush hands the buffer to the
 //   kernel with write(2); Sync = Flush + fdatasync(2).
@@ -26,6 +27,8 @@
 #include <thread>
 
 #include "accelkv/env.h"
+#include "env/posix_io.h"
+#include "env/posix_random_access_file.h"
 #include "util/thread_annotations.h"
 
 namespace accelkv {
@@ -33,62 +36,20 @@ namespace {
 
 constexpr size_t kWritableBufferSize = 64 * 1024;
 
-Status PosixError(const std::string& context, int error_number) {
-  if (error_number == ENOENT) return Status::NotFound(context, std::strerror(error_number));
-  return Status::IOError(context, std::strerror(error_number));
-}
-
 class PosixSequentialFile final : public SequentialFile {
  public:
   PosixSequentialFile(std::string fname, int fd) : fname_(std::move(fname)), fd_(fd) {}
   ~PosixSequentialFile() override { ::close(fd_); }
 
   Status Read(size_t n, Slice* result, char* scratch) override {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::read(fd_, scratch + done, n - done);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        *result = Slice(scratch, 0);
-        return PosixError(fname_, errno);
-      }
-      if (r == 0) break;  // end of file
-      done += static_cast<size_t>(r);
-    }
-    *result = Slice(scratch, done);
-    return Status::OK();
+    return ReadFully(fname_, n, scratch, result,
+                     [&](char* dst, size_t len, size_t) { return ::read(fd_, dst, len); });
   }
 
   Status Skip(uint64_t n) override {
     if (::lseek(fd_, static_cast<off_t>(n), SEEK_CUR) == static_cast<off_t>(-1)) {
       return PosixError(fname_, errno);
     }
-    return Status::OK();
-  }
-
- private:
-  const std::string fname_;
-  const int fd_;
-};
-
-class PosixRandomAccessFile final : public RandomAccessFile {
- public:
-  PosixRandomAccessFile(std::string fname, int fd) : fname_(std::move(fname)), fd_(fd) {}
-  ~PosixRandomAccessFile() override { ::close(fd_); }
-
-  Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_, scratch + done, n - done, static_cast<off_t>(offset + done));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        *result = Slice(scratch, 0);
-        return PosixError(fname_, errno);
-      }
-      if (r == 0) break;  // end of file
-      done += static_cast<size_t>(r);
-    }
-    *result = Slice(scratch, done);
     return Status::OK();
   }
 
@@ -235,11 +196,12 @@ class PosixEnv final : public Env {
 
   Status NewRandomAccessFile(const std::string& fname,
                              std::unique_ptr<RandomAccessFile>* result) override {
-    result->reset();
-    int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return PosixError(fname, errno);
-    *result = std::make_unique<PosixRandomAccessFile>(fname, fd);
-    return Status::OK();
+    return NewPosixRandomAccessFile(fname, /*use_mmap=*/false, &mmap_limiter_, result);
+  }
+
+  Status NewRandomAccessFile(const std::string& fname, const RandomAccessFileOptions& options,
+                             std::unique_ptr<RandomAccessFile>* result) override {
+    return NewPosixRandomAccessFile(fname, options.use_mmap_reads, &mmap_limiter_, result);
   }
 
   Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result) override {
@@ -363,6 +325,7 @@ class PosixEnv final : public Env {
   }
 
   LockTable locks_;
+  MmapLimiter mmap_limiter_{DefaultMmapLimit()};
 };
 
 }  // namespace

@@ -80,22 +80,56 @@ void AppendBlockTrailer(const Slice& contents, std::string* dst) {
   PutFixed32(dst, crc32c::Mask(crc));
 }
 
-Status ReadBlock(const RandomAccessFile& file, const BlockHandle& handle, BlockContents* result) {
+namespace {
+
+// Blocks up to this size (with trailer) are read into a stack buffer when
+// the file is expected to return its own memory.
+constexpr size_t kStackBufferSize = 8192;
+
+// Checks the trailer of the block of n bytes at data (n + kBlockTrailerSize
+// bytes readable).
+Status CheckBlockTrailer(const char* data, size_t n, bool verify_checksum) {
+  if (verify_checksum) {
+    const uint32_t expected = crc32c::Unmask(DecodeFixed32(data + n + 1));
+    const uint32_t actual = crc32c::Value(data, n + 1);
+    if (actual != expected) return Status::Corruption("block checksum mismatch");
+  }
+  if (data[n] != 0) return Status::Corruption("unsupported compression");
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ReadBlock(const RandomAccessFile& file, const BlockHandle& handle, BlockContents* result,
+                 const ReadBlockOptions& options) {
   if (handle.size > (uint64_t{1} << 32)) return Status::Corruption("block handle too large");
   const size_t n = static_cast<size_t>(handle.size);
-  std::unique_ptr<char[]> buf(new char[n + kBlockTrailerSize]);
+  const size_t len = n + kBlockTrailerSize;
+  char stack_buf[kStackBufferSize];
+  std::unique_ptr<char[]> heap_buf;
+  char* scratch = stack_buf;
+  if (!options.file_returns_own_memory || len > kStackBufferSize) {
+    heap_buf.reset(new char[len]);
+    scratch = heap_buf.get();
+  }
   Slice contents;
-  Status s = file.Read(handle.offset, n + kBlockTrailerSize, &contents, buf.get());
+  Status s = file.Read(handle.offset, len, &contents, scratch);
   if (!s.ok()) return s;
-  if (contents.size() != n + kBlockTrailerSize) return Status::Corruption("truncated block read");
-  if (contents.data() != buf.get()) std::memcpy(buf.get(), contents.data(), contents.size());
-  const char* data = buf.get();
-  const uint32_t expected = crc32c::Unmask(DecodeFixed32(data + n + 1));
-  const uint32_t actual = crc32c::Value(data, n + 1);
-  if (actual != expected) return Status::Corruption("block checksum mismatch");
-  if (data[n] != 0) return Status::Corruption("unsupported compression");
-  result->data = std::move(buf);
+  if (contents.size() != len) return Status::Corruption("truncated block read");
+  s = CheckBlockTrailer(contents.data(), n, options.verify_checksum);
+  if (!s.ok()) return s;
   result->size = n;
+  if (contents.data() != scratch) {  // the file's own memory: borrow it
+    result->data.reset();
+    result->unowned_data = contents.data();
+    return Status::OK();
+  }
+  if (heap_buf == nullptr) {  // read into the stack buffer after all
+    heap_buf.reset(new char[len]);
+    std::memcpy(heap_buf.get(), stack_buf, n);
+  }
+  result->data = std::move(heap_buf);
+  result->unowned_data = nullptr;
   return Status::OK();
 }
 

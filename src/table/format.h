@@ -55,17 +55,34 @@ struct Footer {
 // Appends the trailer of `contents` (compression type 0) to dst.
 void AppendBlockTrailer(const Slice& contents, std::string* dst);
 
-// A block's bytes read from a file, trailer stripped, owned.
+// A block's bytes read from a file, trailer stripped: owned (`data`), or
+// borrowed from a file that returned its own memory (`unowned_data`, e.g. an
+// mmap'd file; valid while that file object lives, and `data` is empty).
 struct BlockContents {
   std::unique_ptr<char[]> data;
   size_t size = 0;
-  Slice slice() const { return Slice(data.get(), size); }
+  const char* unowned_data = nullptr;
+
+  bool owned() const { return unowned_data == nullptr; }
+  Slice slice() const { return Slice(unowned_data != nullptr ? unowned_data : data.get(), size); }
 };
 
-// Reads the block at handle (plus its trailer) and checks the CRC32C and the
-// compression type. Corruption on a short read, a CRC mismatch or a non-zero
-// compression type ("unsupported compression"); IOError from the file is
-// passed through.
-Status ReadBlock(const RandomAccessFile& file, const BlockHandle& handle, BlockContents* result);
+struct ReadBlockOptions {
+  // Check the CRC32C of the block and its type byte. Default true.
+  bool verify_checksum = true;
+  // The file usually returns its own memory (it did for the footer): read
+  // through a stack buffer instead of allocating one that would go unused,
+  // and copy only if the file did fill the buffer (RocksDB's BlockFetcher
+  // does the same for mmap reads).
+  bool file_returns_own_memory = false;
+};
+
+// Reads the block at handle (plus its trailer), checks the CRC32C (unless
+// options say not to) and the compression type. The contents borrow the
+// file's memory when the file returned it, and are copied otherwise.
+// Corruption on a short read, a CRC mismatch or a non-zero compression type
+// ("unsupported compression"); IOError from the file is passed through.
+Status ReadBlock(const RandomAccessFile& file, const BlockHandle& handle, BlockContents* result,
+                 const ReadBlockOptions& options = ReadBlockOptions());
 
 }  // namespace accelkv

@@ -31,7 +31,9 @@ Status TableCache::FindTable(uint64_t file_number, uint64_t file_size, Cache::Ha
   *handle = cache_->Lookup(key);
   if (*handle != nullptr) return Status::OK();
   std::unique_ptr<RandomAccessFile> file;
-  Status s = env_->NewRandomAccessFile(TableFileName(dbname_, file_number), &file);
+  RandomAccessFileOptions file_options;
+  file_options.use_mmap_reads = table_options_.use_mmap_reads;
+  Status s = env_->NewRandomAccessFile(TableFileName(dbname_, file_number), file_options, &file);
   std::unique_ptr<Table> table;
   if (s.ok()) s = Table::Open(table_options_, std::move(file), file_size, &table);
   // Errors are not cached: a transient failure (or a file being repaired)

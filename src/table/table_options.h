@@ -20,6 +20,9 @@ struct TableOptions {
   int bloom_bits_per_key = 10;  // 0: no filter
   CompressionType compression = CompressionType::kNone;
   Cache* block_cache = nullptr;  // may be nullptr (no caching)
+  // Open table files with RandomAccessFileOptions::use_mmap_reads (the table
+  // cache does; Options::allow_mmap_reads).
+  bool use_mmap_reads = false;
 };
 
 }  // namespace accelkv

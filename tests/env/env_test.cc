@@ -1,5 +1,6 @@
 // Behaviour shared by PosixEnv (Env::Default()) and MemEnv: one suite,
-// parameterized over both.
+// parameterized over both, and over PosixEnv with mmap reads (random-access
+// files opened with RandomAccessFileOptions::use_mmap_reads).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,12 +17,12 @@
 namespace accelkv {
 namespace {
 
-enum class EnvKind { kPosix, kMem };
+enum class EnvKind { kPosix, kPosixMmap, kMem };
 
 class EnvTest : public ::testing::TestWithParam<EnvKind> {
  protected:
   void SetUp() override {
-    if (GetParam() == EnvKind::kPosix) {
+    if (GetParam() != EnvKind::kMem) {
       env_ = Env::Default();
       dir_ = tmp_.path();
     } else {
@@ -34,6 +35,12 @@ class EnvTest : public ::testing::TestWithParam<EnvKind> {
   }
 
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+  Status OpenRandom(const std::string& fname, std::unique_ptr<RandomAccessFile>* f) {
+    RandomAccessFileOptions options;
+    options.use_mmap_reads = GetParam() == EnvKind::kPosixMmap;
+    return env_->NewRandomAccessFile(fname, options, f);
+  }
 
   std::string Read(const std::string& fname) {
     std::string data;
@@ -96,7 +103,7 @@ TEST_P(EnvTest, RandomAccessReads) {
   const std::string data = test::RandomString(&rnd, 100000);
   Write(Path("ra"), data);
   std::unique_ptr<RandomAccessFile> f;
-  ASSERT_TRUE(env_->NewRandomAccessFile(Path("ra"), &f).ok());
+  ASSERT_TRUE(OpenRandom(Path("ra"), &f).ok());
   char scratch[4096];
   Slice r;
   ASSERT_TRUE(f->Read(12345, 1000, &r, scratch).ok());
@@ -117,7 +124,7 @@ TEST_P(EnvTest, ConcurrentRandomAccessReads) {
   const std::string data = test::RandomString(&rnd, 1 << 20);
   Write(Path("conc"), data);
   std::unique_ptr<RandomAccessFile> f;
-  ASSERT_TRUE(env_->NewRandomAccessFile(Path("conc"), &f).ok());
+  ASSERT_TRUE(OpenRandom(Path("conc"), &f).ok());
   std::atomic<int> mismatches{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; t++) {
@@ -188,7 +195,7 @@ TEST_P(EnvTest, MissingFiles) {
   EXPECT_NE(std::string::npos, s.ToString().find(missing));
   EXPECT_EQ(nullptr, sf);
   std::unique_ptr<RandomAccessFile> rf;
-  EXPECT_TRUE(env_->NewRandomAccessFile(missing, &rf).IsNotFound());
+  EXPECT_TRUE(OpenRandom(missing, &rf).IsNotFound());
   uint64_t size = 7;
   EXPECT_TRUE(env_->GetFileSize(missing, &size).IsNotFound());
   EXPECT_TRUE(env_->RemoveFile(missing).IsNotFound());
@@ -224,7 +231,7 @@ TEST_P(EnvTest, OpenReaderSurvivesRemoveAndRename) {
   Write(Path("keep"), "contents");
   std::unique_ptr<RandomAccessFile> ra;
   std::unique_ptr<SequentialFile> seq;
-  ASSERT_TRUE(env_->NewRandomAccessFile(Path("keep"), &ra).ok());
+  ASSERT_TRUE(OpenRandom(Path("keep"), &ra).ok());
   ASSERT_TRUE(env_->NewSequentialFile(Path("keep"), &seq).ok());
   ASSERT_TRUE(env_->RemoveFile(Path("keep")).ok());
   Write(Path("keep"), "replacement");
@@ -299,9 +306,18 @@ TEST_P(EnvTest, Clock) {
   EXPECT_GE(env_->NowMicros(), t1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Envs, EnvTest, ::testing::Values(EnvKind::kPosix, EnvKind::kMem),
+INSTANTIATE_TEST_SUITE_P(Envs, EnvTest,
+                         ::testing::Values(EnvKind::kPosix, EnvKind::kPosixMmap, EnvKind::kMem),
                          [](const ::testing::TestParamInfo<EnvKind>& info) {
-                           return info.param == EnvKind::kPosix ? "Posix" : "Mem";
+                           switch (info.param) {
+                             case EnvKind::kPosix:
+                               return "Posix";
+                             case EnvKind::kPosixMmap:
+                               return "PosixMmap";
+                             case EnvKind::kMem:
+                               break;
+                           }
+                           return "Mem";
                          });
 
 }  // namespace

@@ -135,6 +135,26 @@ TEST_P(FaultInjectionEnvTest, ReadFaults) {
   EXPECT_EQ(nullptr, ra);
 }
 
+TEST_P(FaultInjectionEnvTest, MmapReadsReachTheBaseAndStillFault) {
+  ASSERT_TRUE(WriteStringToFile(base_, "0123456789", Path("m"), false).ok());
+  RandomAccessFileOptions options;
+  options.use_mmap_reads = true;
+  std::unique_ptr<RandomAccessFile> ra;
+  ASSERT_TRUE(env_->NewRandomAccessFile(Path("m"), options, &ra).ok());
+  char scratch[16];
+  Slice r;
+  ASSERT_TRUE(ra->Read(4, 16, &r, scratch).ok());
+  EXPECT_EQ("456789", r.ToString());
+  // PosixEnv maps the file (reads return its memory); MemEnv ignores the option.
+  EXPECT_EQ(GetParam() == BaseKind::kPosix, r.data() != scratch);
+  env_->SetFailure(FaultKind::kRead, 0, /*one_shot=*/true);
+  EXPECT_TRUE(IsInjected(ra->Read(0, 3, &r, scratch)));
+  EXPECT_EQ(0u, r.size());
+  env_->SetFailure(FaultKind::kOpenReadable, 0, /*one_shot=*/true, "m");
+  EXPECT_TRUE(IsInjected(env_->NewRandomAccessFile(Path("m"), options, &ra)));
+  EXPECT_EQ(nullptr, ra);
+}
+
 TEST_P(FaultInjectionEnvTest, RenameRemoveSyncDirFaults) {
   ASSERT_TRUE(WriteStringToFile(env_.get(), "v", Path("a"), true).ok());
   env_->SetFailure(FaultKind::kRename, 0, true, "CURRENT");  // matches the target

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,99 @@ TEST(FormatTest, ReadBlockChecksAndCompression) {
     EXPECT_TRUE(s.IsCorruption());
     EXPECT_NE(std::string::npos, s.ToString().find("unsupported compression"));
   }
+}
+
+// A file that returns its own memory, as an mmap'd file does.
+class InMemoryFile final : public RandomAccessFile {
+ public:
+  explicit InMemoryFile(std::string contents) : contents_(std::move(contents)) {}
+  Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
+    if (offset >= contents_.size()) {
+      *result = Slice(scratch, 0);
+      return Status::OK();
+    }
+    *result = Slice(contents_.data() + offset, std::min<uint64_t>(n, contents_.size() - offset));
+    return Status::OK();
+  }
+  const char* data() const { return contents_.data(); }
+
+ private:
+  const std::string contents_;
+};
+
+// A block of `size` bytes at offset 3 of a file, and its handle.
+std::string FileWithBlock(size_t size, BlockHandle* h) {
+  std::string contents(size, '\0');
+  for (size_t i = 0; i < size; ++i) contents[i] = static_cast<char>('a' + i % 26);
+  std::string file = "pad" + contents;
+  AppendBlockTrailer(contents, &file);
+  *h = BlockHandle{3, size};
+  return file;
+}
+
+TEST(FormatTest, ReadBlockBorrowsTheFilesOwnMemory) {
+  for (size_t size : {size_t{16}, size_t{4000}, size_t{20000}}) {  // stack buffer and heap
+    BlockHandle h;
+    const std::string file = FileWithBlock(size, &h);
+    for (bool hint : {false, true}) {
+      InMemoryFile src(file);
+      BlockContents got;
+      ReadBlockOptions options;
+      options.file_returns_own_memory = hint;
+      ASSERT_TRUE(ReadBlock(src, h, &got, options).ok());
+      EXPECT_FALSE(got.owned());
+      EXPECT_EQ(nullptr, got.data);
+      EXPECT_EQ(src.data() + 3, got.slice().data());  // no copy
+      EXPECT_EQ(file.substr(3, size), got.slice().ToString());
+    }
+  }
+}
+
+TEST(FormatTest, ReadBlockCopiesWhenTheFileUsesScratch) {
+  for (size_t size : {size_t{16}, size_t{4000}, size_t{20000}}) {
+    BlockHandle h;
+    const std::string file = FileWithBlock(size, &h);
+    for (bool hint : {false, true}) {  // a wrong hint costs a copy, not correctness
+      BlockContents got;
+      ReadBlockOptions options;
+      options.file_returns_own_memory = hint;
+      {
+        test::StringSource src(file);
+        ASSERT_TRUE(ReadBlock(src, h, &got, options).ok());
+      }  // the source is gone; the contents own their bytes
+      EXPECT_TRUE(got.owned());
+      EXPECT_EQ(got.data.get(), got.slice().data());
+      EXPECT_EQ(file.substr(3, size), got.slice().ToString());
+    }
+  }
+}
+
+TEST(FormatTest, ReadBlockSkipsOnlyTheChecksumWhenAsked) {
+  BlockHandle h;
+  std::string file = FileWithBlock(100, &h);
+  file[10] ^= 1;  // a content byte: only the CRC can tell
+  InMemoryFile src(file);
+  BlockContents got;
+  EXPECT_TRUE(ReadBlock(src, h, &got).IsCorruption());
+  ReadBlockOptions no_verify;
+  no_verify.verify_checksum = false;
+  ASSERT_TRUE(ReadBlock(src, h, &got, no_verify).ok());
+  EXPECT_EQ(file.substr(3, 100), got.slice().ToString());
+  std::string compressed = file;
+  compressed[3 + 100] = 1;  // the type byte is checked even without the CRC
+  InMemoryFile src2(compressed);
+  EXPECT_TRUE(ReadBlock(src2, h, &got, no_verify).IsCorruption());
+  InMemoryFile short_file(file.substr(0, file.size() - 1));
+  EXPECT_TRUE(ReadBlock(short_file, h, &got, no_verify).IsCorruption());
+}
+
+TEST(FormatTest, OwnedBlockContentsStillWork) {
+  BlockContents c;
+  EXPECT_TRUE(c.owned());
+  EXPECT_EQ(0u, c.slice().size());
+  c.data.reset(new char[3]{'a', 'b', 'c'});
+  c.size = 3;
+  EXPECT_EQ("abc", c.slice().ToString());
 }
 
 // ---- Golden table: the bytes are assembled here from docs/format/table.md,

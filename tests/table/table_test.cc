@@ -41,6 +41,18 @@ class TableTest : public testing::Test {
     return Table::Open(options_, std::make_unique<test::StringSource>(bytes), bytes.size(), table);
   }
 
+  // Writes bytes to a real file and opens it mmap'd through the POSIX Env.
+  Status OpenMapped(const std::string& bytes, std::unique_ptr<Table>* table) {
+    const std::string fname = dir_.File("t" + std::to_string(files_++) + ".sst");
+    Status s = WriteStringToFile(Env::Default(), bytes, fname, /*sync=*/false);
+    RandomAccessFileOptions mmap;
+    mmap.use_mmap_reads = true;
+    std::unique_ptr<RandomAccessFile> file;
+    if (s.ok()) s = Env::Default()->NewRandomAccessFile(fname, mmap, &file);
+    if (s.ok()) s = Table::Open(options_, std::move(file), bytes.size(), table);
+    return s;
+  }
+
   // Random internal keys: several versions per user key, some deletions.
   KVs RandomEntries(Random* rnd, int user_keys) {
     std::map<std::string, std::string, std::function<bool(const std::string&, const std::string&)>>
@@ -60,6 +72,8 @@ class TableTest : public testing::Test {
 
   InternalKeyComparator icmp_;
   TableOptions options_;
+  test::TempDir dir_;
+  int files_ = 0;
 };
 
 TEST_F(TableTest, RoundTripWithPropertiesAndSeeks) {
@@ -313,6 +327,185 @@ TEST_F(TableTest, CorruptDataBlockSurfacesInReads) {
   EXPECT_FALSE(it->Valid());
   EXPECT_TRUE(it->status().IsCorruption());
   EXPECT_TRUE(table->VerifyAllBlocks().IsCorruption());
+}
+
+TEST_F(TableTest, MmapReadsMatchPreadAndBypassTheBlockCache) {
+  Random rnd(test::TestSeed());
+  options_.block_size = 256;
+  const KVs kvs = RandomEntries(&rnd, 1000);
+  const std::string file = Build(kvs);
+  std::shared_ptr<Cache> cache = NewLRUCache(1 << 20);
+  options_.block_cache = cache.get();
+  std::unique_ptr<Table> table;
+  ASSERT_TRUE(OpenMapped(file, &table).ok());
+  ASSERT_TRUE(table->VerifyAllBlocks().ok());
+  for (bool verify : {true, false}) {
+    ReadOptions ro;
+    ro.verify_checksums = verify;
+    std::unique_ptr<Iterator> it(table->NewIterator(ro));
+    size_t i = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++i) {
+      ASSERT_EQ(kvs[i].first, it->key().ToString());
+      ASSERT_EQ(kvs[i].second, it->value().ToString());
+    }
+    ASSERT_EQ(kvs.size(), i);
+    ASSERT_TRUE(it->status().ok());
+    for (size_t j = 0; j < kvs.size(); j += 7) {
+      std::string got;
+      ASSERT_TRUE(table
+                      ->InternalGet(ro, kvs[j].first,
+                                    [&](const Slice& k, const Slice& v) {
+                                      if (k == Slice(kvs[j].first)) got = v.ToString();
+                                    })
+                      .ok());
+      ASSERT_EQ(kvs[j].second, got);
+    }
+  }
+  // Blocks of a mapped file point into the mapping; none went into the cache.
+  EXPECT_EQ(0u, cache->TotalCharge());
+}
+
+TEST_F(TableTest, MmapReadsDetectCorruptionWhenVerifying) {
+  options_.block_size = 64;
+  KVs kvs;
+  for (int i = 0; i < 12; ++i) kvs.push_back({IKey("k" + std::to_string(100 + i), 9), "value"});
+  std::string file = Build(kvs);
+  const size_t value_at = file.find("value");  // a value byte of data block 0
+  ASSERT_NE(std::string::npos, value_at);
+  file[value_at] = 'V';
+  std::unique_ptr<Table> table;
+  ASSERT_TRUE(OpenMapped(file, &table).ok());
+  ReadOptions ro;
+  bool called = false;
+  auto record = [&](const Slice&, const Slice&) { called = true; };
+  EXPECT_TRUE(table->InternalGet(ro, kvs[0].first, record).IsCorruption());
+  EXPECT_FALSE(called);
+  std::unique_ptr<Iterator> it(table->NewIterator(ro));
+  it->SeekToFirst();
+  EXPECT_TRUE(it->status().IsCorruption());
+  EXPECT_TRUE(table->VerifyAllBlocks().IsCorruption());
+  // verify_checksums = false skips the CRC of uncached blocks (LevelDB's
+  // default): the bytes are served as they are.
+  ro.verify_checksums = false;
+  std::string got;
+  ASSERT_TRUE(
+      table
+          ->InternalGet(ro, kvs[0].first, [&](const Slice&, const Slice& v) { got = v.ToString(); })
+          .ok());
+  EXPECT_EQ("Value", got);
+}
+
+TEST_F(TableTest, CachedBlocksAreVerifiedEvenWithoutVerifyChecksums) {
+  options_.block_size = 64;
+  KVs kvs;
+  for (int i = 0; i < 12; ++i) kvs.push_back({IKey("k" + std::to_string(100 + i), 9), "value"});
+  std::string file = Build(kvs);
+  file[file.find("value")] = 'V';
+  std::shared_ptr<Cache> cache = NewLRUCache(1 << 20);
+  options_.block_cache = cache.get();
+  std::unique_ptr<Table> table;
+  ASSERT_TRUE(Open(file, &table).ok());  // pread: blocks enter the cache
+  ReadOptions ro;
+  ro.verify_checksums = false;
+  Status s = table->InternalGet(ro, kvs[0].first, [](const Slice&, const Slice&) {});
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(0u, cache->TotalCharge());
+}
+
+// Point lookups find their data block through the index keys' user keys
+// minus their shared prefix, cut to 8 bytes (bytewise comparator). Checks
+// every probe against a search of the whole sorted list.
+class TableLookupTest : public TableTest {
+ protected:
+  TableLookupTest() {
+    options_.block_size = 64;
+    options_.bloom_bits_per_key = 0;  // every lookup reaches the index
+  }
+
+  // Versions of each user key (several blocks' worth for some), with values.
+  KVs Entries(Random* rnd, const std::vector<std::string>& users) {
+    auto less = [this](const std::string& a, const std::string& b) {
+      return icmp_.Compare(a, b) < 0;
+    };
+    std::map<std::string, std::string, decltype(less)> m(less);
+    for (size_t i = 0; i < users.size(); ++i) {
+      for (int v = 0; v < 1 + static_cast<int>(rnd->Uniform(12)); ++v) {
+        m[IKey(users[i], 10 + rnd->Uniform(1000))] =
+            "v" + std::to_string(i) + "." + std::to_string(v);
+      }
+    }
+    return KVs(m.begin(), m.end());
+  }
+
+  void CheckLookups(const KVs& kvs, const std::vector<std::string>& probes) {
+    std::unique_ptr<Table> table;
+    ASSERT_TRUE(Open(Build(kvs), &table).ok());
+    ASSERT_GT(table->properties().num_data_blocks, 50u);
+    for (const std::string& u : probes) {
+      for (SequenceNumber seq : {SequenceNumber{1}, SequenceNumber{500}, SequenceNumber{5000}}) {
+        const std::string probe = IKey(u, seq);
+        auto want = std::lower_bound(
+            kvs.begin(), kvs.end(), probe,
+            [&](const auto& kv, const std::string& k) { return icmp_.Compare(kv.first, k) < 0; });
+        std::string got_key;
+        std::string got_value;
+        ASSERT_TRUE(table
+                        ->InternalGet(ReadOptions(), probe,
+                                      [&](const Slice& k, const Slice& v) {
+                                        got_key = k.ToString();
+                                        got_value = v.ToString();
+                                      })
+                        .ok());
+        const std::string where =
+            "user key '" + u + "' (" + std::to_string(u.size()) + " bytes) @" + std::to_string(seq);
+        if (want == kvs.end()) {
+          EXPECT_EQ("", got_key) << where;
+        } else {
+          EXPECT_EQ(want->first, got_key) << where;
+          EXPECT_EQ(want->second, got_value) << where;
+        }
+      }
+    }
+  }
+};
+
+// Keys sharing long prefixes, keys shorter than 8 bytes with and without
+// trailing zero bytes, the empty key: no prefix shared by the whole table.
+TEST_F(TableLookupTest, PrefixTiesAndShortKeys) {
+  Random rnd(test::TestSeed());
+  const std::string alphabet("\0ab\xff", 4);
+  std::vector<std::string> users;
+  for (int i = 0; i < 300; ++i) {
+    std::string u;
+    if (rnd.OneIn(2)) {
+      u = "commonprefix";
+      for (uint32_t c = rnd.Uniform(10); c > 0; --c) u.push_back(alphabet[rnd.Uniform(4)]);
+    } else if (rnd.OneIn(3)) {
+      u.assign(rnd.Uniform(9), '\0');  // "", "\0", "\0\0", ...
+    } else {
+      u.assign(1 + rnd.Uniform(9), 'x');
+    }
+    users.push_back(u);
+  }
+  KVs kvs = Entries(&rnd, users);
+  users.insert(users.end(), {"commonprefi", "commonprefiz", "zzzzzzzzzzzz", "w"});
+  CheckLookups(kvs, users);
+}
+
+// db_bench-style keys (zero-padded decimal): the whole table shares a long
+// prefix, and probes fall before it, after it, or share only part of it.
+TEST_F(TableLookupTest, TableWideSharedPrefix) {
+  Random rnd(test::TestSeed());
+  std::vector<std::string> users;
+  for (int i = 0; i < 400; ++i) {
+    std::string digits = std::to_string(100000 + rnd.Uniform(900000));
+    users.push_back(std::string(16 - digits.size(), '0') + digits);
+  }
+  KVs kvs = Entries(&rnd, users);
+  users.insert(users.end(),
+               {"", "0", "0000000000", "00000000000", "0000000000099999", "0000000001000000",
+                "00000000009999999", "000000000100000", "1", "0000000000100000\xff"});
+  CheckLookups(kvs, users);
 }
 
 TEST_F(TableTest, FillCacheFalseLeavesCacheEmpty) {

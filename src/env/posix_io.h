@@ -1,0 +1,44 @@
+// Helpers shared by the POSIX Env's files: the Status of a failed call, and
+// the loop that reads until n bytes, end of file or an error.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "accelkv/slice.h"
+#include "accelkv/status.h"
+
+namespace accelkv {
+
+// IOError(context, strerror(errno)), or NotFound for ENOENT (as LevelDB's
+// PosixError), so a missing file reads as NotFound whatever the operation.
+inline Status PosixError(const std::string& context, int error_number) {
+  if (error_number == ENOENT) return Status::NotFound(context, std::strerror(error_number));
+  return Status::IOError(context, std::strerror(error_number));
+}
+
+// Calls read_some(dst, len, done) (a read(2) or pread(2) of up to len bytes
+// into dst, done bytes into the request) until n bytes are in scratch, end of
+// file (a 0 return) or an error; EINTR is retried. *result = the bytes read.
+template <typename ReadSome>
+Status ReadFully(const std::string& fname, size_t n, char* scratch, Slice* result,
+                 ReadSome read_some) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t r = read_some(scratch + done, n - done, done);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      *result = Slice(scratch, 0);
+      return PosixError(fname, errno);
+    }
+    if (r == 0) break;  // end of file
+    done += static_cast<size_t>(r);
+  }
+  *result = Slice(scratch, done);
+  return Status::OK();
+}
+
+}  // namespace accelkv
