@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <string>
+#include <utility>
 
+#include "env/mapped_page_guard.h"
 #include "env/posix_io.h"
 
 namespace accelkv {
@@ -33,8 +36,8 @@ class PosixRandomAccessFile final : public RandomAccessFile {
 // The whole file mapped read-only; Read returns pointers into the mapping.
 class PosixMmapReadableFile final : public RandomAccessFile {
  public:
-  PosixMmapReadableFile(char* base, size_t length, MmapLimiter* limiter)
-      : base_(base), length_(length), limiter_(limiter) {}
+  PosixMmapReadableFile(std::string fname, char* base, size_t length, MmapLimiter* limiter)
+      : fname_(std::move(fname)), base_(base), length_(length), limiter_(limiter) {}
   ~PosixMmapReadableFile() override {
     ::munmap(base_, length_);
     limiter_->Release();
@@ -45,25 +48,32 @@ class PosixMmapReadableFile final : public RandomAccessFile {
       *result = Slice(scratch, 0);  // past the end: nothing, as pread
       return Status::OK();
     }
-    *result = Slice(base_ + offset, std::min<uint64_t>(n, length_ - offset));
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(n, length_ - offset));
+    if (!TouchMappedPages(base_ + offset, len)) {
+      *result = Slice(scratch, 0);
+      return Status::IOError(fname_, "I/O error reading the mapped file (SIGBUS)");
+    }
+    *result = Slice(base_ + offset, len);
     return Status::OK();
   }
 
  private:
+  const std::string fname_;
   char* const base_;
   const size_t length_;
   MmapLimiter* const limiter_;
 };
 
 // Maps fd's whole file; nullptr (with the slot returned) if it cannot.
-std::unique_ptr<RandomAccessFile> TryMap(int fd, MmapLimiter* limiter) {
+std::unique_ptr<RandomAccessFile> TryMap(const std::string& fname, int fd, MmapLimiter* limiter) {
   if (!limiter->Acquire()) return nullptr;
   struct stat st;
   if (::fstat(fd, &st) == 0 && st.st_size > 0 && static_cast<uint64_t>(st.st_size) <= SIZE_MAX) {
     const auto length = static_cast<size_t>(st.st_size);
     void* base = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
     if (base != MAP_FAILED) {
-      return std::make_unique<PosixMmapReadableFile>(static_cast<char*>(base), length, limiter);
+      return std::make_unique<PosixMmapReadableFile>(fname, static_cast<char*>(base), length,
+                                                     limiter);
     }
   }
   limiter->Release();
@@ -88,7 +98,7 @@ Status NewPosixRandomAccessFile(const std::string& fname, bool use_mmap, MmapLim
   const int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return PosixError(fname, errno);
   if (use_mmap) {
-    *result = TryMap(fd, limiter);
+    *result = TryMap(fname, fd, limiter);
     if (*result != nullptr) {
       ::close(fd);  // the mapping keeps the file's pages
       return Status::OK();

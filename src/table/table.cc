@@ -46,13 +46,14 @@ class PrefixIndex {
   // Unusable (usable() false) unless every index key is an internal key.
   explicit PrefixIndex(const Block& index) {
     const uint32_t n = index.num_entries();
+    std::string scratch;
     for (uint32_t i = 0; i < n; ++i) {
-      if (index.key(i).size() < kInternalKeyTrailerSize) return;
+      if (index.key(i, &scratch).size() < kInternalKeyTrailerSize) return;
     }
     if (n > 0) {
       // Copied: key(i) may be materialized, valid only until the next call.
-      const std::string first = ExtractUserKey(index.key(0)).ToString();
-      const Slice last = ExtractUserKey(index.key(n - 1));
+      const std::string first = ExtractUserKey(index.key(0, &scratch)).ToString();
+      const Slice last = ExtractUserKey(index.key(n - 1, &scratch));
       size_t shared = 0;
       while (shared < first.size() && shared < last.size() && first[shared] == last[shared]) {
         ++shared;
@@ -61,7 +62,7 @@ class PrefixIndex {
     }
     prefixes_.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
-      Slice user_key = ExtractUserKey(index.key(i));
+      Slice user_key = ExtractUserKey(index.key(i, &scratch));
       user_key.remove_prefix(shared_.size());
       prefixes_[i] = KeyPrefix(user_key);
     }
@@ -84,8 +85,9 @@ class PrefixIndex {
         std::equal_range(prefixes_.begin(), prefixes_.end(), KeyPrefix(user_key));
     const auto range = std::views::iota(static_cast<uint32_t>(first - prefixes_.begin()),
                                         static_cast<uint32_t>(last - prefixes_.begin()));
+    std::string scratch;
     const auto it = std::ranges::partition_point(
-        range, [&](uint32_t i) { return cmp->Compare(index.key(i), ikey) < 0; });
+        range, [&](uint32_t i) { return cmp->Compare(index.key(i, &scratch), ikey) < 0; });
     return it == range.end() ? static_cast<uint32_t>(last - prefixes_.begin()) : *it;
   }
 

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 
+#include "env/mapped_page_guard.h"
 #include "testutil/test_util.h"
 #include "util/random.h"
 
@@ -74,6 +77,52 @@ TEST_F(PosixRandomAccessFileTest, MappedReadsPointIntoTheFileAndStopAtItsEnd) {
   EXPECT_EQ(0u, r.size());
   f.reset();
   EXPECT_EQ(1, limiter.available());  // the slot comes back with the mapping
+}
+
+TEST_F(PosixRandomAccessFileTest, FileTruncatedUnderItsMappingIsIOErrorNotACrash) {
+  Random rnd(test::TestSeed());
+  const std::string data = test::RandomString(&rnd, 4 * 4096);
+  MmapLimiter limiter(1);
+  bool mapped = false;
+  const std::string fname = Write("f", data);
+  auto f = Open(fname, /*use_mmap=*/true, &limiter, &mapped);
+  ASSERT_TRUE(mapped);
+  // Every page of the mapping is now past the end of the file: touching one
+  // raises SIGBUS, as a media error on a mapped page does.
+  ASSERT_EQ(0, ::truncate(fname.c_str(), 0));
+  std::string scratch(4096, '\0');
+  for (uint64_t offset : {uint64_t{8192}, uint64_t{0}, uint64_t{100}}) {  // again and again
+    Slice r;
+    Status s = f->Read(offset, 1000, &r, scratch.data());
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("SIGBUS")) << s.ToString();
+    EXPECT_TRUE(r.empty());
+  }
+  // Other files still read normally afterwards.
+  MmapLimiter other(1);
+  auto g = Open(Write("g", data), /*use_mmap=*/true, &other, &mapped);
+  ASSERT_TRUE(mapped);
+  Slice r;
+  ASSERT_TRUE(g->Read(5000, 3000, &r, scratch.data()).ok());
+  EXPECT_EQ(data.substr(5000, 3000), r.ToString());
+}
+
+TEST_F(PosixRandomAccessFileTest, SigbusOutsideAGuardedReadStillKills) {
+  Random rnd(test::TestSeed());
+  const std::string data = test::RandomString(&rnd, 2 * 4096);
+  MmapLimiter limiter(1);
+  bool mapped = false;
+  const std::string fname = Write("f", data);
+  auto f = Open(fname, /*use_mmap=*/true, &limiter, &mapped);
+  ASSERT_TRUE(mapped);
+  Slice r;
+  char scratch[1];
+  ASSERT_TRUE(f->Read(4096, 1, &r, scratch).ok());  // installs the handler
+  const char* page = r.data();
+  ASSERT_EQ(0, ::truncate(fname.c_str(), 0));
+  // An unguarded access (not a Read) gets the disposition the handler replaced.
+  EXPECT_DEATH({ [[maybe_unused]] volatile char c = *page; }, "");
+  EXPECT_FALSE(TouchMappedPages(page, 1));  // a guarded one is reported
 }
 
 TEST_F(PosixRandomAccessFileTest, FullLimiterFallsBackToPread) {
