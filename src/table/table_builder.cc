@@ -154,14 +154,17 @@ Status TableBuilder::status() const { return rep_->status; }
 uint64_t TableBuilder::NumEntries() const { return rep_->props.num_entries; }
 uint64_t TableBuilder::FileSize() const { return rep_->offset; }
 
+uint64_t TableSizeFixedPart(uint64_t comparator_name_size, uint64_t smallest_key_size,
+                            uint64_t last_key_size) {
+  return kBlockTrailerSize +  // the index block's; its contents are in the variable part
+         PropertiesBlockSize(comparator_name_size, smallest_key_size, last_key_size) +
+         kBlockTrailerSize + Footer::kEncodedLength;
+}
+
 uint64_t EstimateTableFileSize(const TableSizeState& st) {
-  uint64_t size = st.offset;
-  if (st.data_block_size > 0) size += st.data_block_size + kBlockTrailerSize;
-  size += st.index_block_size + kBlockTrailerSize;
-  if (st.filter_encoded_size > 0) size += st.filter_encoded_size + kBlockTrailerSize;
-  size += PropertiesBlockSize(st.comparator_name_size, st.smallest_key_size, st.last_key_size) +
-          kBlockTrailerSize;
-  return size + Footer::kEncodedLength;
+  static_assert(kBlockTrailerSize == 5);  // TableSizeVariablePart's
+  return TableSizeFixedPart(st.comparator_name_size, st.smallest_key_size, st.last_key_size) +
+         TableSizeVariablePart(st);
 }
 
 uint64_t TableBuilder::EstimatedFileSize() const {
@@ -174,6 +177,27 @@ uint64_t TableBuilder::EstimatedFileSize() const {
     static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
     st.index_block_size = r->index_block.SizeWith(r->last_key, Slice(kHandle, sizeof(kHandle)));
     st.data_block_size = r->data_block.CurrentSizeEstimate();
+  }
+  st.last_key_size = r->last_key.size();
+  if (r->filter != nullptr && r->props.num_entries > 0) {
+    st.filter_encoded_size = r->filter->EncodedSize();
+  }
+  st.comparator_name_size = r->props.comparator_name.size();
+  st.smallest_key_size = r->props.smallest_key.size();
+  return EstimateTableFileSize(st);
+}
+
+uint64_t TableBuilder::EstimatedFileSizeBound() const {
+  const Rep* r = rep_.get();
+  TableSizeState st;
+  st.offset = r->offset;
+  if (r->data_block.empty()) {
+    st.index_block_size = r->index_block.CurrentSizeEstimate();
+  } else {
+    static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
+    st.index_block_size =
+        r->index_block.SizeBoundWith(r->last_key, Slice(kHandle, sizeof(kHandle)));
+    st.data_block_size = r->data_block.CurrentSizeBound();
   }
   st.last_key_size = r->last_key.size();
   if (r->filter != nullptr && r->props.num_entries > 0) {

@@ -115,6 +115,47 @@ test::GpuJobShape ShapeFor(int iter, Random* rnd, TableOptions* topt) {
   return shape;
 }
 
+// The planner decides splits from an O(1) bound of the table size and asks
+// for the exact estimate only when the bound reaches the limit
+// (OutputSplitter::OutputBytes). A CPU run's first output size F is the exact
+// estimate before the key that split it, so limits F-2..F+2 put that
+// decision exactly at the boundary, on both sides; both encode modes must
+// split where the CPU executor does.
+TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimit) {
+  Random rnd(test::TestSeed());
+  for (int iter = 0; iter < 6; ++iter) {
+    test::GpuJobShape shape;
+    shape.allow_long_values = false;
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    params.grandparents.clear();  // splits by size only
+    params.subcompaction_boundaries.clear();
+    params.max_output_file_size = 8192 + rnd.Uniform(8192);
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    CompactionJobResult first;
+    std::map<uint64_t, std::string> first_files;
+    ASSERT_TRUE(Run(&cpu_, job, &first, &first_files).ok());
+    ASSERT_GE(first.outputs.size(), 2u);
+    const uint64_t f = first.outputs[0].file_size;
+    for (uint64_t limit = f - 2; limit <= f + 2; ++limit) {
+      params.max_output_file_size = limit;
+      job.compaction = std::make_unique<Compaction>(params, &icmp_);
+      for (const char* mode : {"device", "cpu"}) {
+        ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+        SCOPED_TRACE("iteration " + std::to_string(iter) + ", limit " + std::to_string(limit) +
+                     " (first output " + std::to_string(f) + "), encode mode " + mode);
+        CompactionJobResult cpu_result, gpu_result;
+        std::map<uint64_t, std::string> cpu_files, gpu_files;
+        ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+        const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        ASSERT_TRUE(cpu_files == gpu_files);
+      }
+    }
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
 TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
   const uint64_t seed = test::TestSeed();
   Random rnd(seed);
