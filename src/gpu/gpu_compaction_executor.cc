@@ -222,9 +222,8 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   if (!s.ok()) return s;
   result->bytes_read = input.keys.arena_size;
 
-  t = std::chrono::steady_clock::now();
-  s = gpu::DecodeInputTables(spec, device_.get(), &input);
-  result->stage_micros["decode"] += gpu::MicrosSince(t);
+  // "decode" (CPU: layouts, flags), "copy_in" and "gpu_decode" (the keys).
+  s = gpu::DecodeInputTables(spec, device_.get(), &input, &result->stage_micros);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n;
