@@ -58,8 +58,10 @@ struct JobInput {
 };
 
 // Reads every input file of spec.compaction (level inputs, then
-// output-level inputs) into device->HostArena.
-Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input);
+// output-level inputs) into device->HostArena, on up to FileThreads
+// threads; adds the helper threads' CPU seconds to *helper_cpu_seconds.
+Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
+                       double* helper_cpu_seconds);
 
 // Decodes the tables read by ReadInputTables: validates every block layout
 // on the CPU, lays out the key arena (device->HostKeyArena), then the device

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "compaction/cpu_compaction_executor.h"
+#include "env/fault_injection_env.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/gpu_test_util.h"
 #include "gpu/key_sort_device.h"
@@ -152,6 +153,45 @@ TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimit) {
         ASSERT_TRUE(cpu_files == gpu_files);
       }
     }
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
+// Input files are read and output files written on several threads: a
+// failed read, open, append or sync of any file is the job's error, and
+// every output file created is listed in result->outputs (so the caller
+// removes it), whichever thread failed.
+TEST_P(GpuExecutorTest, FileErrorsOnAnyThreadListEveryCreatedOutput) {
+  FaultInjectionEnv faults(env_.get());
+  Random rnd(test::TestSeed());
+  const struct {
+    FaultKind kind;
+    int64_t after;
+  } cases[] = {{FaultKind::kRead, 3},         {FaultKind::kOpenReadable, 2},
+               {FaultKind::kOpenWritable, 1}, {FaultKind::kOpenWritable, 3},
+               {FaultKind::kWrite, 2},        {FaultKind::kWrite, 5},
+               {FaultKind::kSync, 0},         {FaultKind::kSync, 2}};
+  int iter = 0;
+  for (const auto& c : cases) {
+    const char* mode = iter++ % 2 == 0 ? "device" : "cpu";
+    ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+    SCOPED_TRACE(std::string(FaultKindName(c.kind)) + " after " + std::to_string(c.after) +
+                 ", encode mode " + mode);
+    test::GpuJobShape shape;
+    shape.l0_files = 4;
+    shape.allow_long_values = false;
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    params.max_output_file_size = 8192;  // several outputs
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    faults.SetFailure(c.kind, c.after, /*one_shot=*/false);
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s =
+        test::RunAndCapture(gpu_.get(), &faults, dbname_, topt_, &icmp_, job, &result, &files);
+    faults.ClearFailures();
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
   }
   ::unsetenv("ACCELKV_GPU_ENCODE");
 }
