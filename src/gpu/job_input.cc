@@ -147,6 +147,22 @@ class TableDecoder {
 
 }  // namespace
 
+DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& l, uint64_t key_base,
+                            uint64_t first_entry) {
+  DecodeBlock d;
+  d.offset = offset;
+  d.key_base = key_base;
+  d.first_entry = first_entry;
+  d.key_bytes = l.key_bytes;
+  d.n = l.n;
+  d.prefix_size = l.prefix_size;
+  d.key_width = l.key_width;
+  d.value_width = l.value_width;
+  d.offset_width = l.offset_width;
+  d.value_bytes = static_cast<uint32_t>(l.value_bytes);  // Validate: under the block's size
+  return d;
+}
+
 const InputTable& JobInput::TableAt(uint64_t offset) const {
   auto it = std::upper_bound(tables.begin(), tables.end(), offset,
                              [](uint64_t o, const InputTable& t) { return o < t.offset; });
@@ -219,18 +235,7 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
   for (const InputDataBlock& b : input->data_blocks) {
     const BlockLayout& l = b.layout;
     if (l.n == 0) continue;  // no entries: nothing to decode
-    DecodeBlock d;
-    d.offset = b.offset;
-    d.key_base = key_bytes;
-    d.first_entry = entries;
-    d.key_bytes = l.key_bytes;
-    d.n = l.n;
-    d.prefix_size = l.prefix_size;
-    d.key_width = l.key_width;
-    d.value_width = l.value_width;
-    d.offset_width = l.offset_width;
-    d.value_bytes = static_cast<uint32_t>(l.value_bytes);  // Validate: under the block's size
-    decode.blocks.push_back(d);
+    decode.blocks.push_back(MakeDecodeBlock(b.offset, l, key_bytes, entries));
     entries += l.n;
     key_bytes += uint64_t{l.n} * l.prefix_size + l.key_bytes;
   }

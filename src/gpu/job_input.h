@@ -57,6 +57,12 @@ struct JobInput {
   void Clear();
 };
 
+// The DecodeBlock of a validated data block whose contents are at `offset`
+// in the file arena, its keys at key_base in the key arena, its first entry
+// numbered first_entry.
+DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& layout, uint64_t key_base,
+                            uint64_t first_entry);
+
 // Reads every input file of spec.compaction (level inputs, then
 // output-level inputs) into device->HostArena, on up to FileThreads
 // threads; adds the helper threads' CPU seconds to *helper_cpu_seconds.

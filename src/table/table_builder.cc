@@ -167,7 +167,7 @@ uint64_t EstimateTableFileSize(const TableSizeState& st) {
          TableSizeVariablePart(st);
 }
 
-uint64_t TableBuilder::EstimatedFileSize() const {
+TableSizeState TableBuilder::SizeState(bool bound) const {
   const Rep* r = rep_.get();
   TableSizeState st;
   st.offset = r->offset;
@@ -175,8 +175,11 @@ uint64_t TableBuilder::EstimatedFileSize() const {
     st.index_block_size = r->index_block.CurrentSizeEstimate();
   } else {
     static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
-    st.index_block_size = r->index_block.SizeWith(r->last_key, Slice(kHandle, sizeof(kHandle)));
-    st.data_block_size = r->data_block.CurrentSizeEstimate();
+    const Slice handle(kHandle, sizeof(kHandle));
+    st.index_block_size = bound ? r->index_block.SizeBoundWith(r->last_key, handle)
+                                : r->index_block.SizeWith(r->last_key, handle);
+    st.data_block_size =
+        bound ? r->data_block.CurrentSizeBound() : r->data_block.CurrentSizeEstimate();
   }
   st.last_key_size = r->last_key.size();
   if (r->filter != nullptr && r->props.num_entries > 0) {
@@ -184,28 +187,13 @@ uint64_t TableBuilder::EstimatedFileSize() const {
   }
   st.comparator_name_size = r->props.comparator_name.size();
   st.smallest_key_size = r->props.smallest_key.size();
-  return EstimateTableFileSize(st);
+  return st;
 }
 
+uint64_t TableBuilder::EstimatedFileSize() const { return EstimateTableFileSize(SizeState(false)); }
+
 uint64_t TableBuilder::EstimatedFileSizeBound() const {
-  const Rep* r = rep_.get();
-  TableSizeState st;
-  st.offset = r->offset;
-  if (r->data_block.empty()) {
-    st.index_block_size = r->index_block.CurrentSizeEstimate();
-  } else {
-    static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
-    st.index_block_size =
-        r->index_block.SizeBoundWith(r->last_key, Slice(kHandle, sizeof(kHandle)));
-    st.data_block_size = r->data_block.CurrentSizeBound();
-  }
-  st.last_key_size = r->last_key.size();
-  if (r->filter != nullptr && r->props.num_entries > 0) {
-    st.filter_encoded_size = r->filter->EncodedSize();
-  }
-  st.comparator_name_size = r->props.comparator_name.size();
-  st.smallest_key_size = r->props.smallest_key.size();
-  return EstimateTableFileSize(st);
+  return EstimateTableFileSize(SizeState(true));
 }
 
 const TableProperties& TableBuilder::properties() const { return rep_->props; }

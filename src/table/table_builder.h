@@ -81,6 +81,9 @@ class TableBuilder {
 
  private:
   struct Rep;
+  // EstimatedFileSize's state, or with bound EstimatedFileSizeBound's.
+  TableSizeState SizeState(bool bound) const;
+
   std::unique_ptr<Rep> rep_;
 };
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
 #include "table/block.h"
 #include "table/block_builder.h"
@@ -80,17 +81,8 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
       const Slice contents = builder.Finish();
       BlockLayout l;
       ASSERT_TRUE(Block::Validate(contents, &l).ok());
-      gpu::DecodeBlock d{};
-      d.offset = arena_bytes.size();
-      d.key_base = expected_keys.size();
-      d.first_entry = in.entries;
-      d.key_bytes = l.key_bytes;
-      d.n = l.n;
-      d.prefix_size = l.prefix_size;
-      d.key_width = l.key_width;
-      d.value_width = l.value_width;
-      d.offset_width = l.offset_width;
-      d.value_bytes = static_cast<uint32_t>(l.value_bytes);
+      const gpu::DecodeBlock d =
+          gpu::MakeDecodeBlock(arena_bytes.size(), l, expected_keys.size(), in.entries);
       in.blocks.push_back(d);
       arena_bytes.append(contents.data(), contents.size());
       arena_bytes.append(5, 't');
