@@ -113,27 +113,40 @@ std::string Compaction::DebugString() const {
   return out;
 }
 
-OutputSplitter::OutputSplitter(const Compaction* c) : c_(c) {}
+OutputSplitter::OutputSplitter(const Compaction* c)
+    : c_(c),
+      ucmp_(c->internal_comparator() != nullptr ? c->internal_comparator()->user_comparator()
+                                                : nullptr),
+      bytewise_(ucmp_ != nullptr && ucmp_->IsBytewise()) {}
 
 bool OutputSplitter::ShouldStopBefore(const Slice& internal_key, uint64_t current_output_bytes) {
-  const InternalKeyComparator* icmp = c_->internal_comparator();
+  const Slice user_key = ExtractUserKey(internal_key);
+  const bool same_user_key = seen_key_ && CompareUserKeys(user_key, Slice(last_user_key_)) == 0;
+  if (!same_user_key) last_user_key_.assign(user_key.data(), user_key.size());
+  return Decide(internal_key, same_user_key, current_output_bytes);
+}
+
+bool OutputSplitter::ShouldStopBeforeKnown(const Slice& internal_key, bool same_user_key,
+                                           uint64_t current_output_bytes) {
+  return Decide(internal_key, same_user_key && seen_key_, current_output_bytes);
+}
+
+bool OutputSplitter::Decide(const Slice& internal_key, bool same_user_key,
+                            uint64_t current_output_bytes) {
   const std::vector<FileMetaPtr>& gp = c_->grandparents();
   while (grandparent_index_ < gp.size() &&
-         icmp->Compare(internal_key, gp[grandparent_index_]->largest.Encode()) > 0) {
+         CompareInternalKeys(internal_key, gp[grandparent_index_]->largest.Encode()) > 0) {
     if (seen_key_) overlapped_bytes_ += gp[grandparent_index_]->file_size;
     grandparent_index_++;
   }
-  const Slice user_key = ExtractUserKey(internal_key);
-  const bool same_user_key =
-      seen_key_ && icmp->user_comparator()->Compare(user_key, Slice(last_user_key_)) == 0;
   seen_key_ = true;
   if (same_user_key) return false;
-  last_user_key_.assign(user_key.data(), user_key.size());
+  const Slice user_key = ExtractUserKey(internal_key);
   const std::vector<std::string>& bounds = c_->subcompaction_boundaries();
   if (boundary_index_ < bounds.size() &&
-      icmp->user_comparator()->Compare(user_key, Slice(bounds[boundary_index_])) >= 0) {
+      CompareUserKeys(user_key, Slice(bounds[boundary_index_])) >= 0) {
     while (boundary_index_ < bounds.size() &&
-           icmp->user_comparator()->Compare(user_key, Slice(bounds[boundary_index_])) >= 0) {
+           CompareUserKeys(user_key, Slice(bounds[boundary_index_])) >= 0) {
       boundary_index_++;
     }
     overlapped_bytes_ = 0;

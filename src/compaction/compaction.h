@@ -154,9 +154,45 @@ class OutputSplitter {
   // current_output_bytes is the estimated size of the open output file (0 if
   // none is open). True: finish the current output file before this key.
   bool ShouldStopBefore(const Slice& internal_key, uint64_t current_output_bytes);
+  // ShouldStopBefore for a caller that already knows same_user_key (step 2):
+  // whether a key was passed before and its user key equals this key's. The
+  // splitter then keeps no copy of the user key, so a splitter fed this way
+  // must not also be fed by ShouldStopBefore.
+  bool ShouldStopBeforeKnown(const Slice& internal_key, bool same_user_key,
+                             uint64_t current_output_bytes);
+
+  // The current_output_bytes to pass to ShouldStopBefore, given an upper
+  // bound of the open output's estimated size (e.g.
+  // TableBuilder::EstimatedFileSizeBound) and a function computing the exact
+  // estimate: exact() is called only when the bound reaches
+  // max_output_file_size. ShouldStopBefore compares current_output_bytes
+  // with that limit only, and exact <= bound, so the decision is the one the
+  // exact estimate gives, for every key.
+  template <typename ExactFn>
+  uint64_t OutputBytes(uint64_t bound, ExactFn&& exact) const {
+    return bound < c_->max_output_file_size() ? bound : exact();
+  }
 
  private:
+  // Steps 1 and 3 to 6 of the rule above.
+  bool Decide(const Slice& internal_key, bool same_user_key, uint64_t current_output_bytes);
+  int CompareUserKeys(const Slice& a, const Slice& b) const {
+    return bytewise_ ? a.compare(b) : ucmp_->Compare(a, b);
+  }
+  // icmp->Compare(a, b) without the virtual call for a bytewise user comparator.
+  int CompareInternalKeys(const Slice& a, const Slice& b) const {
+    int r = CompareUserKeys(ExtractUserKey(a), ExtractUserKey(b));
+    if (r == 0) {
+      const uint64_t anum = ExtractTrailer(a);
+      const uint64_t bnum = ExtractTrailer(b);
+      r = anum > bnum ? -1 : (anum < bnum ? +1 : 0);
+    }
+    return r;
+  }
+
   const Compaction* const c_;
+  const Comparator* const ucmp_;
+  const bool bytewise_;  // ucmp_->IsBytewise(): compare with memcmp, no virtual call
   size_t grandparent_index_ = 0;
   bool seen_key_ = false;
   uint64_t overlapped_bytes_ = 0;

@@ -1,8 +1,12 @@
 // CudaKeySortDevice: the CUDA KeySortDevice (see key_sort_device.h).
 //
 // One job, all on one stream:
-//   copy_in  file arena + key arena (one copy each) + block spans +
-//            per-entry key offsets/sizes/flags + snapshots
+//   decode   (DecodeKeys) the file arena and the blocks' layouts in,
+//            DecodeKeysKernel (a warp per entry materializes its key into the
+//            device key arena), the key arena and the entry arrays out (the
+//            CPU plan reads them); both arenas stay for Run
+//   copy_in  block spans + per-entry key offsets/sizes/flags + snapshots
+//            (and both arenas when DecodeKeys did not leave them)
 //   verify   VerifyKernel: one thread per block, byte-wise CRC32C with the
 //            table in shared memory; the lowest bad block index via atomicMin
 //   sort     MakeItemsKernel (8-byte big-endian key prefix + entry index),
@@ -79,6 +83,30 @@ __global__ void DedupKernel(KeyArrays keys, const uint8_t* flags, const SortItem
     if (keys.CompareUserKeys(a, b) == 0 && keys.trailer(a) == keys.trailer(b)) {
       atomicExch(&counters->duplicate, 1u);
     }
+  }
+}
+
+// One warp per input entry (decode_common.h): every lane finds the entry's
+// block (a binary search over the blocks' first entries; the lanes read the
+// same addresses) and its bounds, the lanes copy the block prefix and the
+// key suffix into the key arena, lane 0 writes the entry's arrays and
+// reports a malformed key through atomicMin.
+__global__ void DecodeKeysKernel(const uint8_t* arena, uint8_t* key_arena,
+                                 const DecodeBlock* blocks, uint64_t nb, uint64_t n,
+                                 uint64_t* key_offset, uint32_t* key_size, uint64_t* value_offset,
+                                 uint32_t* value_size, unsigned long long* bad_entry) {
+  const uint64_t warp = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
+  const uint32_t lane = threadIdx.x & 31u;
+  if (warp >= n) return;
+  const DecodeBlock b = blocks[BlockOfEntry(blocks, nb, warp)];
+  const DecodedEntry d = LocateEntry(arena, b, static_cast<uint32_t>(warp - b.first_entry));
+  MaterializeKey(arena, key_arena, b, d, lane, 32);
+  if (lane == 0) {
+    key_offset[warp] = d.key_offset;
+    key_size[warp] = d.key_size;
+    value_offset[warp] = d.value_offset;
+    value_size[warp] = d.value_size;
+    if (!InternalKeyOk(arena, b, d)) atomicMin(bad_entry, static_cast<unsigned long long>(warp));
   }
 }
 
@@ -229,10 +257,36 @@ class CudaKeySortDevice final : public KeySortDevice {
     return s;
   }
 
+  Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
+                    std::map<std::string, uint64_t>* stage_micros) override {
+    cudaGetLastError();  // clear a non-sticky error left by an earlier job
+    ReleaseInput();
+    Status s;
+    {
+      JobAllocations mem(stream_);  // drains the stream on every exit path
+      s = DecodeStages(in, out, stage_micros, &mem);
+    }
+    if (s.ok()) {
+      decoded_.Hold(in.arena, in.arena_size, in.key_arena, in.key_arena_size);
+    } else {
+      ReleaseInput();
+    }
+    return s;
+  }
+
   Status Run(const KeySortInput& in, KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
     cudaGetLastError();  // clear a non-sticky error left by an earlier job
-    ReleaseInput();
+    // The arenas DecodeKeys left on the device, if they are this input's.
+    const bool resident =
+        decoded_.Holds(in.arena, in.arena_size, in.key_arena, in.key_arena_size) &&
+        d_arena_ != nullptr;
+    if (resident) {
+      decoded_.Release();
+      held_.Release();
+    } else {
+      ReleaseInput();
+    }
     if (counters_ == nullptr) {
       void* p = nullptr;
       ACCELKV_CUDA_TRY("alloc", cudaHostAlloc(&p, sizeof(Counters), cudaHostAllocDefault));
@@ -241,7 +295,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     Status s;
     {
       JobAllocations mem(stream_);  // drains the stream on every exit path
-      s = RunStages(in, out, stage_micros, &mem);
+      s = RunStages(in, resident, out, stage_micros, &mem);
     }
     if (s.ok() && in.keep_for_encode) {
       held_.Hold(in);
@@ -259,12 +313,12 @@ class CudaKeySortDevice final : public KeySortDevice {
   // The device copies of the two arenas: allocated by Run, kept for
   // EncodeBlocks (keep_for_encode), freed by EncodeBlocks, the next Run or
   // the destructor.
-  cudaError_t AllocInput(const KeySortInput& in) {
+  cudaError_t AllocInput(uint64_t arena_size, uint64_t key_arena_size) {
     void* p = nullptr;
-    cudaError_t e = cudaMallocAsync(&p, std::max<uint64_t>(in.arena_size, 1), stream_);
+    cudaError_t e = cudaMallocAsync(&p, std::max<uint64_t>(arena_size, 1), stream_);
     if (e != cudaSuccess) return e;
     d_arena_ = static_cast<uint8_t*>(p);
-    e = cudaMallocAsync(&p, std::max<uint64_t>(in.key_arena_size, 1), stream_);
+    e = cudaMallocAsync(&p, std::max<uint64_t>(key_arena_size, 1), stream_);
     if (e != cudaSuccess) return e;
     d_key_arena_ = static_cast<uint8_t*>(p);
     return cudaSuccess;
@@ -275,6 +329,69 @@ class CudaKeySortDevice final : public KeySortDevice {
     d_arena_ = nullptr;
     d_key_arena_ = nullptr;
     held_.Release();
+    decoded_.Release();
+  }
+
+  // DecodeKeys: the file arena in (it stays for Run), the key arena built
+  // on the device, then the keys and the entry arrays back to the host.
+  Status DecodeStages(const DecodeInput& in, DecodeOutput* out,
+                      std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
+    const uint64_t n = in.entries;
+    const uint64_t nb = in.blocks.size();
+    DecodeBlock* d_blocks = nullptr;
+    uint64_t* d_key_offset = nullptr;
+    uint32_t* d_key_size = nullptr;
+    uint64_t* d_value_offset = nullptr;
+    uint32_t* d_value_size = nullptr;
+    unsigned long long* d_bad = nullptr;
+    ACCELKV_CUDA_TRY("decode", AllocInput(in.arena_size, in.key_arena_size));
+    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_blocks, nb));
+    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_key_offset, n));
+    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_key_size, n));
+    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_value_offset, n));
+    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_value_size, n));
+    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_bad, 1));
+
+    ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
+    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_arena_, in.arena, in.arena_size,
+                                                cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in",
+                     cudaMemcpyAsync(d_blocks, in.blocks.data(), nb * sizeof(DecodeBlock),
+                                     cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in", cudaMemsetAsync(d_bad, 0xff, sizeof(*d_bad), stream_));
+    ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[1], stream_));
+
+    const auto t0 = std::chrono::steady_clock::now();
+    if (n > 0) {
+      DecodeKeysKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(d_arena_, d_key_arena_, d_blocks, nb,
+                                                               n, d_key_offset, d_key_size,
+                                                               d_value_offset, d_value_size, d_bad);
+      ACCELKV_CUDA_TRY("decode", cudaGetLastError());
+    }
+    out->key_offset->resize(n);
+    out->key_size->resize(n);
+    out->value_offset->resize(n);
+    out->value_size->resize(n);
+    unsigned long long bad = 0;
+    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(in.key_arena, d_key_arena_, in.key_arena_size,
+                                               cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->key_offset->data(), d_key_offset, n * 8,
+                                               cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->key_size->data(), d_key_size, n * 4,
+                                               cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_offset->data(), d_value_offset, n * 8,
+                                               cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_size->data(), d_value_size, n * 4,
+                                               cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("decode",
+                     cudaMemcpyAsync(&bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("decode", cudaStreamSynchronize(stream_));
+    out->bad_entry = bad == ~0ull ? ~uint64_t{0} : static_cast<uint64_t>(bad);
+    float ms = 0;
+    ACCELKV_CUDA_TRY("decode", cudaEventElapsedTime(&ms, events_[0], events_[1]));
+    (*stage_micros)["copy_in"] += static_cast<uint64_t>(ms * 1000.0f);
+    (*stage_micros)["gpu_decode"] += MicrosSince(t0);
+    return Status::OK();
   }
 
   Status EncodeStages(const EncodeJob& job, uint8_t* out,
@@ -310,7 +427,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  Status RunStages(const KeySortInput& in, KeySortOutput* out,
+  // resident: the arenas are on the device already (DecodeKeys).
+  Status RunStages(const KeySortInput& in, bool resident, KeySortOutput* out,
                    std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const GpuStage fail = InjectedFailure();
     const uint64_t n = in.num_entries();
@@ -329,7 +447,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint32_t* d_index = nullptr;
     uint32_t* d_kept = nullptr;
     Counters* d_counters = nullptr;
-    ACCELKV_CUDA_TRY("alloc", AllocInput(in));
+    if (!resident) ACCELKV_CUDA_TRY("alloc", AllocInput(in.arena_size, in.key_arena_size));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_blocks, nb));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_key_offset, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_key_size, n));
@@ -357,10 +475,12 @@ class CudaKeySortDevice final : public KeySortDevice {
     // copy_in
     if (fail == GpuStage::kCopyIn) return Injected(fail);
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_arena_, in.arena, in.arena_size,
-                                                cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_arena_, in.key_arena, in.key_arena_size,
-                                                cudaMemcpyHostToDevice, stream_));
+    if (!resident) {
+      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_arena_, in.arena, in.arena_size,
+                                                  cudaMemcpyHostToDevice, stream_));
+      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_arena_, in.key_arena, in.key_arena_size,
+                                                  cudaMemcpyHostToDevice, stream_));
+    }
     ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_blocks, in.blocks.data(), nb * sizeof(BlockSpan),
                                                 cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_offset, in.key_offset.data(), n * 8,
@@ -450,7 +570,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   Counters* counters_ = nullptr;
   uint8_t* d_arena_ = nullptr;  // device copies of the arenas (AllocInput)
   uint8_t* d_key_arena_ = nullptr;
-  HeldInput held_;
+  HeldInput held_;     // the arenas Run kept for EncodeBlocks
+  HeldInput decoded_;  // the arenas DecodeKeys left for Run
 };
 
 std::string NoGpu(const char* what, cudaError_t e) {

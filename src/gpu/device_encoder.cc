@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpu/gpu_util.h"
 #include "table/block_builder.h"
@@ -13,6 +14,7 @@
 #include "table/table_builder.h"
 #include "util/filename.h"
 #include "util/internal_key.h"
+#include "version/file_meta.h"
 
 namespace accelkv {
 namespace gpu {
@@ -53,20 +55,33 @@ class Planner {
     const char* key_arena = reinterpret_cast<const char*>(input_.keys.key_arena);
     const Slice key(key_arena + input_.keys.key_offset[i], input_.keys.key_size[i]);
     const uint32_t value_size = input_.value_size[i];
-    const uint64_t current = table_ != nullptr ? EstimatedFileSize() : 0;
-    if (splitter_.ShouldStopBefore(key, current) && table_ != nullptr) {
+    ParsedInternalKey parsed;
+    if (!ParseInternalKey(key, &parsed)) return Status::Corruption("gpu: encode: bad internal key");
+    // One comparison with the previous kept key serves the splitter and the
+    // filter (same user key?) and the open block's prefix (the least common
+    // prefix of adjacent keys: BlockLayoutTracker::AddSized).
+    const uint64_t shared =
+        CommonPrefixLength(last_key_.data(), key.data(), std::min(last_key_.size(), key.size()));
+    const bool same_user_key = last_key_.size() == key.size() && shared >= parsed.user_key.size();
+    // The exact estimate only where the O(1) bound reaches the split size
+    // (OutputSplitter::OutputBytes: the decision is the exact one's).
+    const uint64_t current =
+        table_ != nullptr
+            ? splitter_.OutputBytes(EstimatedFileSize(/*bound=*/true),
+                                    [this] { return EstimatedFileSize(/*bound=*/false); })
+            : 0;
+    if (splitter_.ShouldStopBeforeKnown(key, same_user_key, current) && table_ != nullptr) {
       Status s = FinishTable();
       if (!s.ok()) return s;
     }
     if (table_ == nullptr) StartTable();
 
-    ParsedInternalKey parsed;
-    if (!ParseInternalKey(key, &parsed)) return Status::Corruption("gpu: encode: bad internal key");
     const uint64_t entry_size = key.size() + value_size + 8;
     TableProperties& p = table_->props;
     if (p.num_entries > 0) {
-      const uint64_t bs = spec_.table_options.block_size;
-      if (prefix_next_ / bs != prefix_prev_ / bs) {
+      // TableBuilder's rule floor(P_i / B) != floor(P_{i-1} / B), with
+      // next_multiple_ = (floor(P_{i-1} / B) + 1) * B (P_i > P_{i-1}).
+      if (prefix_next_ >= next_multiple_) {
         Status s = FlushBlock();
         if (!s.ok()) return s;
       }
@@ -76,17 +91,20 @@ class Planner {
       p.largest_seqno = parsed.sequence;
     }
     // TableBuilder's guard (BlockBuilder::SizeBoundWith, then SizeWith).
-    // Values are passed as Slice(nullptr, size): only their sizes matter.
     const uint64_t n = block_.NumEntries();
-    const uint64_t bound = block_key_bytes_ + key.size() + block_value_bytes_ + value_size +
-                           8 * (n + 1) + BlockLayout::kFooterSize;
+    const uint64_t bound = BlockBuilder::SizeBound(block_key_bytes_ + key.size(),
+                                                   block_value_bytes_ + value_size, n + 1);
     if (bound > BlockBuilder::kMaxBlockSize &&
-        block_.SizeWith(key, Slice(nullptr, value_size)) > BlockBuilder::kMaxBlockSize) {
+        block_.SizeWithSized(key.size(), value_size, shared) > BlockBuilder::kMaxBlockSize) {
       // TableBuilder fails such a job; the CPU executor reruns it and says so.
       return Status::NotSupported("gpu: encode: entry too large for a block");
     }
     prefix_prev_ = prefix_next_;
     prefix_next_ += entry_size;
+    if (prefix_prev_ >= next_multiple_) {
+      const uint64_t bs = spec_.table_options.block_size;
+      next_multiple_ = (prefix_prev_ / bs + 1) * bs;
+    }
 
     EncodeEntry e;
     e.key_src = input_.keys.key_offset[i];
@@ -98,12 +116,16 @@ class Planner {
     e.key_dst = 0;  // set when the block closes and its prefix is known
     e.value_dst = static_cast<uint32_t>(block_value_bytes_);
     job_->entries.push_back(e);
-    block_.Add(key, Slice(nullptr, value_size));
+    block_.AddSized(key.size(), value_size, shared);
     block_key_bytes_ += key.size();
     block_value_bytes_ += value_size;
 
     last_key_ = key;
-    if (table_->filter != nullptr) table_->filter->AddKey(parsed.user_key);
+    // FilterBuilder::AddKey skips a repeated user key itself; not calling it
+    // for one is the same (the table's first key is always added).
+    if (table_->filter != nullptr && !(same_user_key && p.num_entries > 0)) {
+      table_->filter->AddKey(parsed.user_key);
+    }
     p.num_entries++;
     if (parsed.type == ValueType::kDeletion) p.num_deletions++;
     p.raw_key_bytes += key.size();
@@ -125,23 +147,36 @@ class Planner {
   std::vector<std::unique_ptr<PlannedTable>>& tables() { return tables_; }
 
  private:
-  uint64_t EstimatedFileSize() const {
+  // TableBuilder::EstimatedFileSize, or with bound its EstimatedFileSizeBound.
+  uint64_t EstimatedFileSize(bool bound) {
     TableSizeState st;
     st.offset = offset_;
     if (block_.empty()) {
       st.index_block_size = table_->index.CurrentSizeEstimate();
     } else {
       static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
-      st.index_block_size = table_->index.SizeWith(last_key_, Slice(kHandle, sizeof(kHandle)));
-      st.data_block_size = block_.Size();
+      const Slice handle(kHandle, sizeof(kHandle));
+      if (bound) {
+        // BlockBuilder::CurrentSizeBound of the open block, SizeBoundWith of the index.
+        st.index_block_size = table_->index.SizeBoundWith(last_key_, handle);
+        st.data_block_size =
+            BlockBuilder::SizeBound(block_key_bytes_, block_value_bytes_, block_.NumEntries());
+      } else {
+        st.index_block_size = table_->index.SizeWith(last_key_, handle);
+        st.data_block_size = block_.Size();  // AddSized keeps Layout() exact
+      }
     }
-    st.last_key_size = last_key_.size();
     if (table_->filter != nullptr && table_->props.num_entries > 0) {
       st.filter_encoded_size = table_->filter->EncodedSize();
     }
-    st.comparator_name_size = table_->props.comparator_name.size();
-    st.smallest_key_size = table_->props.smallest_key.size();
-    return EstimateTableFileSize(st);
+    // EstimateTableFileSize = fixed part (key sizes only; the comparator
+    // name and smallest key are fixed per table) + variable part.
+    if (fixed_part_key_size_ != last_key_.size()) {
+      fixed_part_key_size_ = last_key_.size();
+      fixed_part_ = TableSizeFixedPart(table_->props.comparator_name.size(),
+                                       table_->props.smallest_key.size(), last_key_.size());
+    }
+    return fixed_part_ + TableSizeVariablePart(st);
   }
 
   void StartTable() {
@@ -155,7 +190,8 @@ class Planner {
     offset_ = 0;
     prefix_prev_ = 0;
     prefix_next_ = 0;
-    last_key_ = Slice();
+    next_multiple_ = spec_.table_options.block_size;
+    fixed_part_key_size_ = ~uint64_t{0};  // none cached for this table
     ResetBlock();
   }
 
@@ -220,13 +256,16 @@ class Planner {
   OutputSplitter splitter_;
   std::string comparator_name_;
   std::vector<std::unique_ptr<PlannedTable>> tables_;
-  PlannedTable* table_ = nullptr;  // the open table
-  uint64_t offset_ = 0;            // its finished data blocks with trailers
-  uint64_t prefix_prev_ = 0;       // P_{i-1} (TableBuilder)
-  uint64_t prefix_next_ = 0;       // P_i
-  Slice last_key_;                 // into the key arena
-  BlockLayoutTracker block_;       // the open data block (empty: none)
-  uint64_t block_key_bytes_ = 0;   // its full keys' bytes (SizeBoundWith)
+  PlannedTable* table_ = nullptr;                // the open table
+  uint64_t offset_ = 0;                          // its finished data blocks with trailers
+  uint64_t prefix_prev_ = 0;                     // P_{i-1} (TableBuilder)
+  uint64_t prefix_next_ = 0;                     // P_i
+  uint64_t next_multiple_ = 0;                   // (floor(P_{i-1} / block_size) + 1) * block_size
+  Slice last_key_;                               // the last kept key (any table), in the key arena
+  uint64_t fixed_part_ = 0;                      // TableSizeFixedPart for the open table and
+  uint64_t fixed_part_key_size_ = ~uint64_t{0};  // this last key size
+  BlockLayoutTracker block_;      // the open data block (empty: none), fed by AddSized
+  uint64_t block_key_bytes_ = 0;  // its full keys' bytes (SizeBoundWith)
   uint64_t block_value_bytes_ = 0;
   uint64_t out_cursor_ = 0;  // end of the planned output
 };
@@ -282,8 +321,25 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   job.entries.reserve(kept.size());
   Planner planner(spec, input, &job);
   Status s;
-  for (uint32_t i : kept) {
-    s = planner.Add(i);
+  // kept is in key order, so its entries come from many input streams at
+  // once (one per input file): their per-entry arrays and keys are
+  // prefetched a few entries ahead (the arrays first, then, once its offset
+  // is cached, the key).
+  constexpr size_t kArraysAhead = 16;
+  constexpr size_t kKeyAhead = 8;
+  const uint8_t* key_arena = input.keys.key_arena;
+  const size_t n = kept.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kArraysAhead < n) {
+      const uint32_t j = kept[k + kArraysAhead];
+      __builtin_prefetch(&input.keys.key_offset[j]);
+      __builtin_prefetch(&input.keys.key_size[j]);
+      __builtin_prefetch(&input.value_offset[j]);
+      __builtin_prefetch(&input.value_size[j]);
+    }
+    if (k + kKeyAhead < n)
+      __builtin_prefetch(key_arena + input.keys.key_offset[kept[k + kKeyAhead]]);
+    s = planner.Add(kept[k]);
     if (!s.ok()) return s;
   }
   s = planner.Finish();
@@ -295,28 +351,56 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   if (s.ok()) s = device->EncodeBlocks(job, out, &result->stage_micros);
   if (!s.ok()) return s;
 
-  for (std::unique_ptr<PlannedTable>& table : planner.tables()) {
-    t = std::chrono::steady_clock::now();
-    const std::string tail = TableTail(table.get());
-    result->stage_micros["encode"] += MicrosSince(t);
-
-    t = std::chrono::steady_clock::now();
-    const FileMetaData meta =
-        OutputFileMeta(spec.new_file_number(), table->data_bytes + tail.size(), table->props);
+  // Each table's tail (filter, properties, index, footer) and its file on
+  // several threads, one table at a time each. File numbers are taken in
+  // table order first; a created file is listed in result->outputs (in
+  // table order) even when a later step fails, and the first failure in
+  // table order is returned. "encode" sums the threads' tail times, "write"
+  // is the wall time of the whole section less that sum's share.
+  std::vector<std::unique_ptr<PlannedTable>>& tables = planner.tables();
+  const size_t nt = tables.size();
+  std::vector<uint64_t> numbers(nt);
+  for (size_t i = 0; i < nt; ++i) numbers[i] = spec.new_file_number();
+  struct Written {
+    Status status;
+    bool created = false;
+    FileMetaData meta;
+    uint64_t encode_micros = 0;
+  };
+  std::vector<Written> written(nt);
+  const size_t threads = FileThreads(nt);
+  t = std::chrono::steady_clock::now();
+  result->cpu_seconds += ParallelFor(nt, threads, [&](size_t i) {
+    PlannedTable* table = tables[i].get();
+    Written& w = written[i];
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string tail = TableTail(table);
+    w.encode_micros = MicrosSince(t0);
+    w.meta = OutputFileMeta(numbers[i], table->data_bytes + tail.size(), table->props);
     std::unique_ptr<WritableFile> file;
-    s = spec.env->NewWritableFile(TableFileName(spec.dbname, meta.number), &file);
-    if (!s.ok()) return s;
-    result->outputs.push_back(meta);
-    s = file->Append(
+    w.status = spec.env->NewWritableFile(TableFileName(spec.dbname, numbers[i]), &file);
+    if (!w.status.ok()) return;
+    w.created = true;
+    w.status = file->Append(
         Slice(reinterpret_cast<const char*>(out) + table->out_offset, table->data_bytes));
-    if (s.ok()) s = file->Append(tail);
-    if (s.ok()) s = file->Sync();
+    if (w.status.ok()) w.status = file->Append(tail);
+    if (w.status.ok()) w.status = file->Sync();
     const Status close = file->Close();
-    if (s.ok()) s = close;
-    result->stage_micros["write"] += MicrosSince(t);
-    if (!s.ok()) return s;
-    result->bytes_written += meta.file_size;
-    result->output_entries += meta.num_entries;
+    if (w.status.ok()) w.status = close;
+  });
+  const uint64_t section = MicrosSince(t);
+  uint64_t encode = 0;
+  for (const Written& w : written) encode += w.encode_micros;
+  const uint64_t encode_wall = std::min(section, encode / threads);
+  result->stage_micros["encode"] += encode_wall;
+  result->stage_micros["write"] += section - encode_wall;
+  for (const Written& w : written) {
+    if (w.created) result->outputs.push_back(w.meta);
+  }
+  for (const Written& w : written) {
+    if (!w.status.ok()) return w.status;
+    result->bytes_written += w.meta.file_size;
+    result->output_entries += w.meta.num_entries;
   }
   return Status::OK();
 }

@@ -1,5 +1,3 @@
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -31,13 +29,6 @@ void ReadInjectionFromEnv() {
   for (GpuStage s : kStages) {
     if (std::strcmp(v, GpuStageName(s)) == 0) g_injected.store(static_cast<int>(s));
   }
-}
-
-double ThreadCpuSeconds() {
-  struct rusage ru;
-  if (getrusage(RUSAGE_THREAD, &ru) != 0) return 0;
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 uint64_t JobEntries(const Compaction& c) {
@@ -201,9 +192,9 @@ GpuExecutorStats GpuCompactionExecutor::GetStats() const {
 Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobResult* result) {
   std::lock_guard<std::mutex> job(job_mu_);
   *result = CompactionJobResult();
-  const double cpu0 = ThreadCpuSeconds();
-  Status s = RunLocked(spec, result);
-  result->cpu_seconds += ThreadCpuSeconds() - cpu0;
+  const double cpu0 = gpu::ThreadCpuSeconds();
+  Status s = RunLocked(spec, result);  // adds its helper threads' CPU seconds
+  result->cpu_seconds += gpu::ThreadCpuSeconds() - cpu0;
   RecordOutcome(s, *result);
   return s;
 }
@@ -217,14 +208,13 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   gpu::JobInput& input = *input_;  // reused: its arrays keep their pages
   input.Clear();
   auto t = std::chrono::steady_clock::now();
-  Status s = gpu::ReadInputTables(spec, device_.get(), &input);
+  Status s = gpu::ReadInputTables(spec, device_.get(), &input, &result->cpu_seconds);
   result->stage_micros["read"] += gpu::MicrosSince(t);
   if (!s.ok()) return s;
   result->bytes_read = input.keys.arena_size;
 
-  t = std::chrono::steady_clock::now();
-  s = gpu::DecodeInputTables(spec, device_.get(), &input);
-  result->stage_micros["decode"] += gpu::MicrosSince(t);
+  // "decode" (CPU: layouts, flags), "copy_in" and "gpu_decode" (the keys).
+  s = gpu::DecodeInputTables(spec, device_.get(), &input, &result->stage_micros);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n;

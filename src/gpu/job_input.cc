@@ -1,11 +1,14 @@
 #include "gpu/job_input.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "gpu/gpu_util.h"
 #include "table/block.h"
 #include "table/format.h"
 #include "util/coding.h"
@@ -55,46 +58,15 @@ Status CheckBlockOnCpu(const char* base, const BlockHandle& h) {
   return Status::OK();
 }
 
-// The entries of a validated block, read in place by its layout.
-class BlockEntries {
- public:
-  BlockEntries(const char* data, const BlockLayout& layout) : data_(data), l_(layout) {}
-
-  Slice prefix() const { return Slice(data_, l_.prefix_size); }
-  // REQUIRES: i < l_.n (here and in value_offset()).
-  Slice suffix(uint32_t i) const {
-    uint64_t b, e;
-    Bounds(l_.key_width, data_ + l_.key_ends_offset(), i, &b, &e);
-    return Slice(data_ + l_.keys_offset() + b, e - b);
-  }
-  // The offset of value i from the block's start, and its size.
-  uint64_t value_offset(uint32_t i, uint64_t* size) const {
-    uint64_t b, e;
-    Bounds(l_.value_width, data_ + l_.value_ends_offset(), i, &b, &e);
-    *size = e - b;
-    return l_.values_offset() + b;
-  }
-
- private:
-  uint64_t End(const char* ends, uint64_t i) const {
-    const auto* p = reinterpret_cast<const uint8_t*>(ends + i * l_.offset_width);
-    if (l_.offset_width == 2) return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
-    return DecodeFixed32(ends + i * 4);
-  }
-  // [*b, *e) of entry i in a section of this width (or its end offsets).
-  void Bounds(uint32_t width, const char* ends, uint32_t i, uint64_t* b, uint64_t* e) const {
-    if (width != BlockLayout::kVariable) {
-      *b = uint64_t{i} * width;
-      *e = *b + width;
-    } else {
-      *b = i == 0 ? 0 : End(ends, i - 1);
-      *e = End(ends, i);
-    }
-  }
-
-  const char* const data_;
-  const BlockLayout& l_;
-};
+// Value i (< n) of a validated block: its offset from the block's start,
+// and its size (*size).
+uint64_t ValueOffset(const char* data, const BlockLayout& l, uint32_t i, uint64_t* size) {
+  uint64_t b, e;
+  SectionBounds(reinterpret_cast<const uint8_t*>(data) + l.value_ends_offset(), l.value_width,
+                l.offset_width, i, &b, &e);
+  *size = e - b;
+  return l.values_offset() + b;
+}
 
 // Finds and validates a table's blocks: the index block (CRC checked here),
 // every data block's layout (into input->data_blocks) and the spans the
@@ -119,10 +91,9 @@ class TableDecoder {
     if (!s.ok()) return Corrupt(s);
     const uint64_t data_end = footer.filter_handle.size != 0 ? footer.filter_handle.offset
                                                              : footer.properties_handle.offset;
-    const BlockEntries entries(index, layout);
     for (uint32_t i = 0; i < layout.n; ++i) {
       uint64_t value_size;
-      const uint64_t value_offset = entries.value_offset(i, &value_size);
+      const uint64_t value_offset = ValueOffset(index, layout, i, &value_size);
       if (value_size != BlockHandle::kEncodedLength) return Corrupt("bad index entry");
       Slice v(index + value_offset, value_size);
       BlockHandle h;
@@ -174,42 +145,23 @@ class TableDecoder {
   JobInput* const input_;
 };
 
-// Materializes the keys of one data block at key_arena + *cursor and
-// appends its entries.
-Status DecodeEntries(const CompactionJobSpec& spec, const InputDataBlock& block, uint8_t* key_arena,
-                     uint64_t* cursor, JobInput* input) {
-  const char* data = reinterpret_cast<const char*>(input->keys.arena + block.offset);
-  const BlockEntries entries(data, block.layout);
-  const Slice prefix = entries.prefix();
-  KeySortInput& keys = input->keys;
-  for (uint32_t j = 0; j < block.layout.n; ++j) {
-    const Slice suffix = entries.suffix(j);
-    char* key = reinterpret_cast<char*>(key_arena + *cursor);
-    std::memcpy(key, prefix.data(), prefix.size());
-    std::memcpy(key + prefix.size(), suffix.data(), suffix.size());
-    const Slice ikey(key, prefix.size() + suffix.size());
-    ParsedInternalKey parsed;
-    if (ikey.size() > std::numeric_limits<uint32_t>::max() || !ParseInternalKey(ikey, &parsed)) {
-      return Status::Corruption(TableError(block.table, "malformed internal key"));
-    }
-    uint64_t value_size;
-    const uint64_t value_offset = entries.value_offset(j, &value_size);
-    keys.key_offset.push_back(*cursor);
-    keys.key_size.push_back(static_cast<uint32_t>(ikey.size()));
-    *cursor += ikey.size();
-    input->value_offset.push_back(block.offset + value_offset);
-    input->value_size.push_back(static_cast<uint32_t>(value_size));
-    uint8_t flags = 0;
-    if (parsed.type == ValueType::kDeletion &&
-        spec.compaction->IsBaseLevelForKey(parsed.user_key)) {
-      flags |= kFlagBaseLevel;
-    }
-    keys.flags.push_back(flags);
-  }
-  return Status::OK();
-}
-
 }  // namespace
+
+DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& l, uint64_t key_base,
+                            uint64_t first_entry) {
+  DecodeBlock d;
+  d.offset = offset;
+  d.key_base = key_base;
+  d.first_entry = first_entry;
+  d.key_bytes = l.key_bytes;
+  d.n = l.n;
+  d.prefix_size = l.prefix_size;
+  d.key_width = l.key_width;
+  d.value_width = l.value_width;
+  d.offset_width = l.offset_width;
+  d.value_bytes = static_cast<uint32_t>(l.value_bytes);  // Validate: under the block's size
+  return d;
+}
 
 const InputTable& JobInput::TableAt(uint64_t offset) const {
   auto it = std::upper_bound(tables.begin(), tables.end(), offset,
@@ -232,9 +184,11 @@ void JobInput::Clear() {
   keys.snapshots.clear();
   value_offset.clear();
   value_size.clear();
+  decode.blocks.clear();
 }
 
-Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input) {
+Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
+                       double* helper_cpu_seconds) {
   const Compaction* c = spec.compaction;
   uint64_t total = 0;
   for (int which = 0; which < 2; ++which) {
@@ -248,14 +202,24 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
   if (!s.ok()) return s;
   input->keys.arena = arena;
   input->keys.arena_size = total;
-  for (const InputTable& t : input->tables) {
-    s = ReadWholeFile(spec.env, TableFileName(spec.dbname, t.number), t.size, arena + t.offset);
-    if (!s.ok()) return s;
+  // The files on several threads (each into its own part of the arena);
+  // the first failure in file order is returned.
+  std::vector<Status> status(input->tables.size());
+  *helper_cpu_seconds +=
+      ParallelFor(input->tables.size(), FileThreads(input->tables.size()), [&](size_t i) {
+        const InputTable& t = input->tables[i];
+        status[i] =
+            ReadWholeFile(spec.env, TableFileName(spec.dbname, t.number), t.size, arena + t.offset);
+      });
+  for (const Status& st : status) {
+    if (!st.ok()) return st;
   }
   return Status::OK();
 }
 
-Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input) {
+Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
+                         std::map<std::string, uint64_t>* stage_micros) {
+  auto t = std::chrono::steady_clock::now();
   KeySortInput& keys = input->keys;
   keys.snapshots.assign(spec.snapshots.begin(), spec.snapshots.end());
   for (const InputTable& t : input->tables) {
@@ -263,12 +227,19 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
     Status s = decoder.Decode();
     if (!s.ok()) return s;
   }
+  // The key arena's layout: each block's keys at the sum of n * P + KS of
+  // the blocks before it (decode_common.h).
+  DecodeInput& decode = input->decode;
   uint64_t entries = 0;
   uint64_t key_bytes = 0;
   for (const InputDataBlock& b : input->data_blocks) {
-    entries += b.layout.n;
-    key_bytes += uint64_t{b.layout.n} * b.layout.prefix_size + b.layout.key_bytes;
+    const BlockLayout& l = b.layout;
+    if (l.n == 0) continue;  // no entries: nothing to decode
+    decode.blocks.push_back(MakeDecodeBlock(b.offset, l, key_bytes, entries));
+    entries += l.n;
+    key_bytes += uint64_t{l.n} * l.prefix_size + l.key_bytes;
   }
+  static_assert(kDecodeVariable == BlockLayout::kVariable);
   if (entries >= std::numeric_limits<uint32_t>::max()) {
     return Status::NotSupported("gpu: job has 2^32 or more entries");
   }
@@ -283,16 +254,51 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
   if (!s.ok()) return s;
   keys.key_arena = key_arena;
   keys.key_arena_size = key_bytes;
-  keys.key_offset.reserve(entries);
-  keys.key_size.reserve(entries);
-  keys.flags.reserve(entries);
-  input->value_offset.reserve(entries);
-  input->value_size.reserve(entries);
-  uint64_t cursor = 0;
-  for (const InputDataBlock& b : input->data_blocks) {
-    s = DecodeEntries(spec, b, key_arena, &cursor, input);
-    if (!s.ok()) return s;
+  decode.arena = keys.arena;
+  decode.arena_size = keys.arena_size;
+  decode.key_arena = key_arena;
+  decode.key_arena_size = key_bytes;
+  decode.entries = entries;
+  (*stage_micros)["decode"] += MicrosSince(t);
+
+  // Every entry's key, offsets and sizes, on the device.
+  DecodeOutput out;
+  out.key_offset = &keys.key_offset;
+  out.key_size = &keys.key_size;
+  out.value_offset = &input->value_offset;
+  out.value_size = &input->value_size;
+  s = device->DecodeKeys(decode, &out, stage_micros);
+  if (!s.ok()) return s;
+
+  t = std::chrono::steady_clock::now();
+  if (out.bad_entry != ~uint64_t{0}) {
+    const DecodeBlock& b =
+        decode.blocks[BlockOfEntry(decode.blocks.data(), decode.blocks.size(), out.bad_entry)];
+    return Status::Corruption(
+        TableError(input->TableAt(b.offset).number, "malformed internal key"));
   }
+  // kFlagBaseLevel for tombstones whose user key no deeper file can hold.
+  // With no deeper files at all that is every key, and the flag of a value
+  // is never read (KeepSortedEntry), so every entry gets it without looking.
+  bool deeper_files = false;
+  for (const LevelFiles& files : spec.compaction->params().deeper_levels) {
+    deeper_files = deeper_files || !files.empty();
+  }
+  if (!deeper_files) {
+    keys.flags.assign(entries, kFlagBaseLevel);
+  } else {
+    keys.flags.assign(entries, 0);
+    for (uint64_t i = 0; i < entries; ++i) {
+      const Slice ikey(reinterpret_cast<const char*>(key_arena + keys.key_offset[i]),
+                       keys.key_size[i]);
+      if (static_cast<ValueType>(ikey[ikey.size() - kInternalKeyTrailerSize]) ==
+              ValueType::kDeletion &&
+          spec.compaction->IsBaseLevelForKey(ExtractUserKey(ikey))) {
+        keys.flags[i] = kFlagBaseLevel;
+      }
+    }
+  }
+  (*stage_micros)["decode"] += MicrosSince(t);
   return Status::OK();
 }
 

@@ -2,19 +2,23 @@
 // compaction job's input table files whole into the device's host file
 // arena (pinned on the GPU backend) and decodes their layout: footer, index
 // block (its CRC checked here, it is needed to find the rest), every data
-// block's layout (Block::Validate), then materializes every entry's internal
-// key (block prefix ++ suffix) contiguously into the device's key arena and
-// records where its value lies in the file arena, plus IsBaseLevelForKey for
-// tombstones. The data, filter and properties blocks are left for the
-// device to checksum.
+// block's layout (Block::Validate) and where each block's keys go in the key
+// arena. The device then materializes every entry's internal key (block
+// prefix ++ suffix) into the key arena and locates its value in the file
+// arena (KeySortDevice::DecodeKeys, decode_common.h); the CPU adds
+// IsBaseLevelForKey for tombstones. The data, filter and properties blocks
+// are left for the device to checksum.
 //
-// Every offset is bounds-checked; malformed bytes give Corruption, never a
-// read outside the arena.
+// Every offset is bounds-checked (Block::Validate makes every entry of a
+// block lie inside it); malformed bytes give Corruption, never a read
+// outside the arena.
 //
 // Thread safety: one job per JobInput.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "accelkv/status.h"
@@ -44,6 +48,7 @@ struct JobInput {
   KeySortInput keys;                        // arenas, blocks, key offsets, flags, snapshots
   std::vector<uint64_t> value_offset;       // per entry, into the file arena
   std::vector<uint32_t> value_size;
+  DecodeInput decode;  // the data blocks with entries, for KeySortDevice::DecodeKeys
 
   // The table holding arena offset `offset` (REQUIRES: inside some table).
   const InputTable& TableAt(uint64_t offset) const;
@@ -52,16 +57,27 @@ struct JobInput {
   void Clear();
 };
 
-// Reads every input file of spec.compaction (level inputs, then
-// output-level inputs) into device->HostArena.
-Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input);
+// The DecodeBlock of a validated data block whose contents are at `offset`
+// in the file arena, its keys at key_base in the key arena, its first entry
+// numbered first_entry.
+DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& layout, uint64_t key_base,
+                            uint64_t first_entry);
 
-// Decodes the tables read by ReadInputTables; fills keys.blocks,
-// data_blocks, the key arena (device->HostKeyArena), the entry arrays and
-// keys.snapshots. Aborted("gpu: alloc: ...") when the job needs more device
-// memory than the budget (KeySortDevice::BytesNeeded), which is known only
-// once the key arena's size is.
-Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input);
+// Reads every input file of spec.compaction (level inputs, then
+// output-level inputs) into device->HostArena, on up to FileThreads
+// threads; adds the helper threads' CPU seconds to *helper_cpu_seconds.
+Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
+                       double* helper_cpu_seconds);
+
+// Decodes the tables read by ReadInputTables: validates every block layout
+// on the CPU, lays out the key arena (device->HostKeyArena), then the device
+// materializes every key and fills the entry arrays (DecodeKeys); keys.flags
+// and keys.snapshots last. Corruption for malformed bytes, with the table
+// file. Aborted("gpu: alloc: ...") when the job needs more device memory
+// than the budget (KeySortDevice::BytesNeeded), which is known only once the
+// key arena's size is. Adds the CPU's time under "decode".
+Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
+                         std::map<std::string, uint64_t>* stage_micros);
 
 }  // namespace gpu
 }  // namespace accelkv

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "accelkv/status.h"
+#include "gpu/decode_common.h"
 #include "gpu/encode_common.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/key_sort_common.h"
@@ -51,6 +52,27 @@ struct KeySortInput {
   bool keep_for_encode = false;
 
   uint64_t num_entries() const { return key_offset.size(); }
+};
+
+// DecodeKeys' input: the validated data blocks of the file arena that hold
+// entries (decode_common.h), and the host key arena to fill.
+struct DecodeInput {
+  const uint8_t* arena = nullptr;  // file arena, from HostArena(); arena_size bytes
+  uint64_t arena_size = 0;
+  uint8_t* key_arena = nullptr;  // from HostKeyArena(); key_arena_size bytes
+  uint64_t key_arena_size = 0;
+  std::vector<DecodeBlock> blocks;  // n >= 1 each, first_entry from 0 ascending
+  uint64_t entries = 0;             // the blocks' entries in all
+};
+
+// DecodeKeys' output: per entry, in block order.
+struct DecodeOutput {
+  std::vector<uint64_t>* key_offset = nullptr;  // into the key arena
+  std::vector<uint32_t>* key_size = nullptr;
+  std::vector<uint64_t>* value_offset = nullptr;  // into the file arena
+  std::vector<uint32_t>* value_size = nullptr;
+  // The lowest entry whose key is not an internal key (InternalKeyOk), or ~0.
+  uint64_t bad_entry = ~uint64_t{0};
 };
 
 struct KeySortOutput {
@@ -80,18 +102,26 @@ struct EncodeJob {
 class HeldInput {
  public:
   void Hold(const KeySortInput& in) {
-    arena_ = in.arena;
-    arena_size_ = in.arena_size;
-    key_arena_ = in.key_arena;
-    key_arena_size_ = in.key_arena_size;
+    Hold(in.arena, in.arena_size, in.key_arena, in.key_arena_size);
+  }
+  void Hold(const uint8_t* arena, uint64_t arena_size, const uint8_t* key_arena,
+            uint64_t key_arena_size) {
+    arena_ = arena;
+    arena_size_ = arena_size;
+    key_arena_ = key_arena;
+    key_arena_size_ = key_arena_size;
     held_ = true;
+  }
+  bool Holds(const uint8_t* arena, uint64_t arena_size, const uint8_t* key_arena,
+             uint64_t key_arena_size) const {
+    return held_ && arena == arena_ && arena_size == arena_size_ && key_arena == key_arena_ &&
+           key_arena_size == key_arena_size_;
   }
   void Release() { held_ = false; }
   bool held() const { return held_; }
   // OK when job's arenas are the held ones, else Aborted("gpu: encode: ...").
   Status Check(const EncodeJob& job) const {
-    if (held_ && job.arena == arena_ && job.arena_size == arena_size_ &&
-        job.key_arena == key_arena_ && job.key_arena_size == key_arena_size_) {
+    if (Holds(job.arena, job.arena_size, job.key_arena, job.key_arena_size)) {
       return Status::OK();
     }
     return Status::Aborted("gpu: encode: the job's input is not on the device",
@@ -141,6 +171,15 @@ class KeySortDevice {
   // (the output data blocks and the plan).
   static uint64_t BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_bytes, uint64_t entries,
                               uint64_t blocks);
+
+  // Materializes every entry's internal key into in.key_arena and fills
+  // *out (decode_common.h; a warp per entry on the GPU, which then keeps the
+  // file arena and the key arena it built for the Run that follows, so Run
+  // uploads neither; the keys come back in one copy because the CPU plan
+  // reads them). Adds its stage times under "copy_in" (the file arena) and
+  // "gpu_decode". Aborted("gpu: decode: ...") on a device failure.
+  virtual Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
+                            std::map<std::string, uint64_t>* stage_micros) = 0;
 
   // Verifies, sorts and filters; adds its stage times (micros) under
   // "copy_in", "verify", "sort", "dedup", "copy_out".

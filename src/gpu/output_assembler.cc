@@ -36,7 +36,12 @@ class Assembler {
       : spec_(spec), result_(result) {}
 
   Status Add(const Slice& key, const Slice& value) {
-    const uint64_t current = builder_ != nullptr ? builder_->EstimatedFileSize() : 0;
+    // The exact estimate only where the O(1) bound reaches the split size.
+    const uint64_t current =
+        builder_ != nullptr
+            ? splitter_.OutputBytes(builder_->EstimatedFileSizeBound(),
+                                    [this] { return builder_->EstimatedFileSize(); })
+            : 0;
     if (splitter_.ShouldStopBefore(key, current) && builder_ != nullptr) {
       Status s = FinishOutput();
       if (!s.ok()) return s;

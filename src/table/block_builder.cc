@@ -10,20 +10,6 @@ namespace accelkv {
 
 namespace {
 
-// Length of the common prefix of a and b, at most limit.
-uint64_t CommonPrefix(const char* a, const char* b, uint64_t limit) {
-  uint64_t i = 0;
-  while (i + 8 <= limit) {
-    uint64_t x, y;
-    std::memcpy(&x, a + i, 8);
-    std::memcpy(&y, b + i, 8);
-    if (x != y) return i + static_cast<uint64_t>(__builtin_ctzll(x ^ y) / 8);  // little endian
-    i += 8;
-  }
-  while (i < limit && a[i] == b[i]) ++i;
-  return i;
-}
-
 void StoreEnd(char* dst, uint32_t width, uint64_t value) {
   if (width == 2) {
     dst[0] = static_cast<char>(value);
@@ -49,19 +35,12 @@ void BlockLayout::ComputeSize() {
 }
 
 void BlockLayoutTracker::Add(const Slice& key, const Slice& value) {
-  if (n_ == 0) {
-    first_key_.assign(key.data(), key.size());
-    prefix_ = key.size();
-    key_size_ = key.size();
-    value_size_ = value.size();
-  } else {
-    prefix_ = CommonPrefix(first_key_.data(), key.data(), std::min<uint64_t>(prefix_, key.size()));
-    keys_fixed_ = keys_fixed_ && key.size() == key_size_;
-    values_fixed_ = values_fixed_ && value.size() == value_size_;
-  }
-  ++n_;
-  raw_key_bytes_ += key.size();
-  value_bytes_ += value.size();
+  if (n_ == 0) first_key_.assign(key.data(), key.size());
+  // The common prefix with the first key, up to the current prefix, is the new prefix.
+  const uint64_t shared = n_ == 0 ? 0
+                                  : CommonPrefixLength(first_key_.data(), key.data(),
+                                                       std::min<uint64_t>(prefix_, key.size()));
+  AddSized(key.size(), value.size(), shared);
 }
 
 void BlockLayoutTracker::Reset() {
@@ -93,26 +72,32 @@ BlockLayout BlockLayoutTracker::Layout() const {
 uint64_t BlockLayoutTracker::Size() const { return Layout().size; }
 
 uint64_t BlockLayoutTracker::SizeWith(const Slice& key, const Slice& value) const {
+  const uint64_t shared = n_ == 0 ? 0
+                                  : CommonPrefixLength(first_key_.data(), key.data(),
+                                                       std::min<uint64_t>(prefix_, key.size()));
+  return SizeWithSized(key.size(), value.size(), shared);
+}
+
+uint64_t BlockLayoutTracker::SizeWithSized(uint64_t key_size, uint64_t value_size,
+                                           uint64_t shared) const {
+  BlockLayout l;
   if (n_ == 0) {
-    BlockLayout l;
     l.n = 1;
-    l.prefix_size = static_cast<uint32_t>(key.size());
-    l.value_width = static_cast<uint32_t>(value.size());
-    l.value_bytes = value.size();
+    l.prefix_size = static_cast<uint32_t>(key_size);
+    l.value_width = static_cast<uint32_t>(value_size);
+    l.value_bytes = value_size;
     l.ComputeSize();
     return l.size;
   }
-  const uint64_t prefix =
-      CommonPrefix(first_key_.data(), key.data(), std::min<uint64_t>(prefix_, key.size()));
-  BlockLayout l;
+  const uint64_t prefix = std::min(prefix_, shared);
   l.n = static_cast<uint32_t>(n_ + 1);
   l.prefix_size = static_cast<uint32_t>(prefix);
-  l.key_width = keys_fixed_ && key.size() == key_size_ ? static_cast<uint32_t>(key_size_ - prefix)
-                                                       : BlockLayout::kVariable;
-  l.value_width = values_fixed_ && value.size() == value_size_ ? static_cast<uint32_t>(value_size_)
-                                                               : BlockLayout::kVariable;
-  l.key_bytes = raw_key_bytes_ + key.size() - (n_ + 1) * prefix;
-  l.value_bytes = value_bytes_ + value.size();
+  l.key_width = keys_fixed_ && key_size == key_size_ ? static_cast<uint32_t>(key_size_ - prefix)
+                                                     : BlockLayout::kVariable;
+  l.value_width = values_fixed_ && value_size == value_size_ ? static_cast<uint32_t>(value_size_)
+                                                             : BlockLayout::kVariable;
+  l.key_bytes = raw_key_bytes_ + key_size - (n_ + 1) * prefix;
+  l.value_bytes = value_bytes_ + value_size;
   l.ComputeSize();
   return l.size;
 }

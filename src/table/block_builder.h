@@ -13,12 +13,28 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "accelkv/slice.h"
 
 namespace accelkv {
+
+// Length of the common prefix of a and b, at most limit (REQUIRES: both
+// have at least limit bytes).
+inline uint64_t CommonPrefixLength(const char* a, const char* b, uint64_t limit) {
+  uint64_t i = 0;
+  while (i + 8 <= limit) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) return i + static_cast<uint64_t>(__builtin_ctzll(x ^ y) / 8);  // little endian
+    i += 8;
+  }
+  while (i < limit && a[i] == b[i]) ++i;
+  return i;
+}
 
 // Where everything of one block lives (docs/FORMAT.md, "Block").
 struct BlockLayout {
@@ -57,6 +73,29 @@ class BlockLayoutTracker {
  public:
   void Add(const Slice& key, const Slice& value);
   void Reset();
+
+  // The same as Add for a caller that knows `shared`, the length of the
+  // common prefix of the key and the key added just before it (ignored for
+  // the first entry): the block's prefix is the least such length, since the
+  // common prefix of a sequence of keys is the least common prefix of
+  // adjacent ones. The key itself is not kept, so a tracker fed this way
+  // since Reset() must not be fed by Add or asked SizeWith.
+  void AddSized(uint64_t key_size, uint64_t value_size, uint64_t shared) {
+    if (n_ == 0) {
+      prefix_ = key_size;
+      key_size_ = key_size;
+      value_size_ = value_size;
+    } else {
+      prefix_ = shared < prefix_ ? shared : prefix_;
+      keys_fixed_ = keys_fixed_ && key_size == key_size_;
+      values_fixed_ = values_fixed_ && value_size == value_size_;
+    }
+    ++n_;
+    raw_key_bytes_ += key_size;
+    value_bytes_ += value_size;
+  }
+  // SizeWith for such a caller (shared as for AddSized).
+  uint64_t SizeWithSized(uint64_t key_size, uint64_t value_size, uint64_t shared) const;
 
   uint64_t NumEntries() const { return n_; }
   bool empty() const { return n_ == 0; }
@@ -106,8 +145,18 @@ class BlockBuilder {
   // A cheap upper bound of SizeWith(key, value): the size with no shared
   // prefix and both end-offset arrays 4 bytes wide.
   uint64_t SizeBoundWith(const Slice& key, const Slice& value) const {
-    return keys_.size() + key.size() + values_.size() + value.size() +
-           8 * (uint64_t{key_ends_.size()} + 1) + BlockLayout::kFooterSize;
+    return SizeBound(keys_.size() + key.size(), values_.size() + value.size(),
+                     key_ends_.size() + 1);
+  }
+  // A cheap upper bound of CurrentSizeEstimate(), by the same argument.
+  uint64_t CurrentSizeBound() const {
+    return SizeBound(keys_.size(), values_.size(), key_ends_.size());
+  }
+  // The bound of a block of n entries whose full keys total key_bytes and
+  // values value_bytes: P + (key_bytes - n * P) + value_bytes + A * n * W +
+  // 16 with A * W <= 8 and P >= 0.
+  static uint64_t SizeBound(uint64_t key_bytes, uint64_t value_bytes, uint64_t n) {
+    return key_bytes + value_bytes + 8 * n + BlockLayout::kFooterSize;
   }
   size_t NumEntries() const { return key_ends_.size(); }
   bool empty() const { return key_ends_.empty(); }

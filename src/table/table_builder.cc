@@ -154,17 +154,20 @@ Status TableBuilder::status() const { return rep_->status; }
 uint64_t TableBuilder::NumEntries() const { return rep_->props.num_entries; }
 uint64_t TableBuilder::FileSize() const { return rep_->offset; }
 
-uint64_t EstimateTableFileSize(const TableSizeState& st) {
-  uint64_t size = st.offset;
-  if (st.data_block_size > 0) size += st.data_block_size + kBlockTrailerSize;
-  size += st.index_block_size + kBlockTrailerSize;
-  if (st.filter_encoded_size > 0) size += st.filter_encoded_size + kBlockTrailerSize;
-  size += PropertiesBlockSize(st.comparator_name_size, st.smallest_key_size, st.last_key_size) +
-          kBlockTrailerSize;
-  return size + Footer::kEncodedLength;
+uint64_t TableSizeFixedPart(uint64_t comparator_name_size, uint64_t smallest_key_size,
+                            uint64_t last_key_size) {
+  return kBlockTrailerSize +  // the index block's; its contents are in the variable part
+         PropertiesBlockSize(comparator_name_size, smallest_key_size, last_key_size) +
+         kBlockTrailerSize + Footer::kEncodedLength;
 }
 
-uint64_t TableBuilder::EstimatedFileSize() const {
+uint64_t EstimateTableFileSize(const TableSizeState& st) {
+  static_assert(kBlockTrailerSize == 5);  // TableSizeVariablePart's
+  return TableSizeFixedPart(st.comparator_name_size, st.smallest_key_size, st.last_key_size) +
+         TableSizeVariablePart(st);
+}
+
+TableSizeState TableBuilder::SizeState(bool bound) const {
   const Rep* r = rep_.get();
   TableSizeState st;
   st.offset = r->offset;
@@ -172,8 +175,11 @@ uint64_t TableBuilder::EstimatedFileSize() const {
     st.index_block_size = r->index_block.CurrentSizeEstimate();
   } else {
     static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
-    st.index_block_size = r->index_block.SizeWith(r->last_key, Slice(kHandle, sizeof(kHandle)));
-    st.data_block_size = r->data_block.CurrentSizeEstimate();
+    const Slice handle(kHandle, sizeof(kHandle));
+    st.index_block_size = bound ? r->index_block.SizeBoundWith(r->last_key, handle)
+                                : r->index_block.SizeWith(r->last_key, handle);
+    st.data_block_size =
+        bound ? r->data_block.CurrentSizeBound() : r->data_block.CurrentSizeEstimate();
   }
   st.last_key_size = r->last_key.size();
   if (r->filter != nullptr && r->props.num_entries > 0) {
@@ -181,7 +187,13 @@ uint64_t TableBuilder::EstimatedFileSize() const {
   }
   st.comparator_name_size = r->props.comparator_name.size();
   st.smallest_key_size = r->props.smallest_key.size();
-  return EstimateTableFileSize(st);
+  return st;
+}
+
+uint64_t TableBuilder::EstimatedFileSize() const { return EstimateTableFileSize(SizeState(false)); }
+
+uint64_t TableBuilder::EstimatedFileSizeBound() const {
+  return EstimateTableFileSize(SizeState(true));
 }
 
 const TableProperties& TableBuilder::properties() const { return rep_->props; }

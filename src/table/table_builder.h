@@ -32,6 +32,22 @@ struct TableSizeState {
   uint64_t smallest_key_size = 0;
 };
 uint64_t EstimateTableFileSize(const TableSizeState& state);
+// EstimateTableFileSize(st) is the sum of these two parts: what depends on
+// the key sizes only (the properties block, the index and properties
+// trailers, the footer), which a planner can cache while the sizes stay the
+// same, and the rest.
+uint64_t TableSizeFixedPart(uint64_t comparator_name_size, uint64_t smallest_key_size,
+                            uint64_t last_key_size);
+inline uint64_t TableSizeVariablePart(const TableSizeState& st) {
+  constexpr uint64_t kTrailer = 5;  // kBlockTrailerSize (table/format.h)
+  uint64_t size = st.offset + st.index_block_size;
+  if (st.data_block_size > 0) size += st.data_block_size + kTrailer;
+  if (st.filter_encoded_size > 0) size += st.filter_encoded_size + kTrailer;
+  return size;
+}
+// EstimateTableFileSize is non-decreasing in every field but last_key_size
+// and smallest_key_size, so a state whose index_block_size and
+// data_block_size are upper bounds gives an upper bound.
 
 class TableBuilder {
  public:
@@ -55,10 +71,19 @@ class TableBuilder {
   uint64_t FileSize() const;
   // Size of the file if Finish() were called now (for output splitting).
   uint64_t EstimatedFileSize() const;
+  // An upper bound of EstimatedFileSize() in O(1): the open data block and
+  // the index entry it will add counted with no shared prefix and 4-byte end
+  // offsets (BlockBuilder::CurrentSizeBound, SizeBoundWith). For
+  // OutputSplitter::OutputBytes, which needs the exact estimate only once
+  // this bound reaches the output size limit.
+  uint64_t EstimatedFileSizeBound() const;
   const TableProperties& properties() const;
 
  private:
   struct Rep;
+  // EstimatedFileSize's state, or with bound EstimatedFileSizeBound's.
+  TableSizeState SizeState(bool bound) const;
+
   std::unique_ptr<Rep> rep_;
 };
 

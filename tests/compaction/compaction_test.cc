@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "accelkv/comparator.h"
 #include "compaction/compaction_test_util.h"
 
@@ -220,6 +222,62 @@ TEST_F(OutputSplitterTest, SameUserKeyDefersAGrandparentSplit) {
   EXPECT_FALSE(s.ShouldStopBefore(IKey("a", 0), 1));  // skips 10 (100 > 50), but same user key
   EXPECT_TRUE(s.ShouldStopBefore(IKey("b", 9), 1));   // deferred split; reset
   EXPECT_TRUE(s.ShouldStopBefore(IKey("c", 9), 1));   // skips 11: 100 > 50
+}
+
+// The bytewise order, but not saying so: the splitter takes its virtual path.
+class OpaqueBytewise final : public Comparator {
+ public:
+  int Compare(const Slice& a, const Slice& b) const override { return a.compare(b); }
+  const char* Name() const override { return "test.OpaqueBytewise"; }
+};
+
+// ShouldStopBefore (bytewise fast path and virtual comparator) and
+// ShouldStopBeforeKnown with a caller-computed same_user_key decide the same
+// on random key sequences with grandparents, subcompaction boundaries and
+// size limits hit exactly.
+TEST_F(OutputSplitterTest, FastPathsDecideAsTheGeneralRule) {
+  const OpaqueBytewise opaque;
+  const InternalKeyComparator opaque_icmp(&opaque);
+  uint32_t seed = 301;
+  auto next = [&seed](uint32_t n) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 8) % n;
+  };
+  auto user_key = [](uint32_t k) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "k%05u", k);
+    return std::string(buf);
+  };
+  for (int round = 0; round < 50; ++round) {
+    Compaction::Params p;
+    p.level = 1;
+    p.output_level = 2;
+    p.inputs[0] = {MakeFile(1, "a", "z", 100)};
+    for (uint32_t g = 0; g < 20; ++g) {
+      p.grandparents.push_back(
+          MakeFile(100 + g, user_key(g * 50), user_key(g * 50 + 20), 10 + next(100), 1, 1));
+    }
+    for (uint32_t b = 1; b < 4; ++b) p.subcompaction_boundaries.push_back(user_key(b * 250));
+    p.max_output_file_size = 500;
+    p.max_grandparent_overlap_bytes = 50 + next(200);
+    const Compaction fast(p, &icmp_);
+    const Compaction slow(p, &opaque_icmp);
+    OutputSplitter a(&fast), b(&slow), known(&fast);
+    std::string last_user;
+    uint32_t k = 0;
+    SequenceNumber seq = 1000;
+    for (int i = 0; i < 400; ++i) {
+      if (next(3) != 0) k += 1 + next(4);  // else another version of the same user key
+      const std::string u = user_key(k);
+      const std::string key = IKey(u, seq--);
+      const uint64_t size = 495 + next(10);  // around the limit, both sides
+      const bool expected = a.ShouldStopBefore(key, size);
+      ASSERT_EQ(expected, b.ShouldStopBefore(key, size)) << round << " " << i;
+      ASSERT_EQ(expected, known.ShouldStopBeforeKnown(key, i > 0 && u == last_user, size))
+          << round << " " << i;
+      last_user = u;
+    }
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "compaction/cpu_compaction_executor.h"
+#include "env/fault_injection_env.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/gpu_test_util.h"
 #include "gpu/key_sort_device.h"
@@ -113,6 +114,86 @@ test::GpuJobShape ShapeFor(int iter, Random* rnd, TableOptions* topt) {
       break;
   }
   return shape;
+}
+
+// The planner decides splits from an O(1) bound of the table size and asks
+// for the exact estimate only when the bound reaches the limit
+// (OutputSplitter::OutputBytes). A CPU run's first output size F is the exact
+// estimate before the key that split it, so limits F-2..F+2 put that
+// decision exactly at the boundary, on both sides; both encode modes must
+// split where the CPU executor does.
+TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimit) {
+  Random rnd(test::TestSeed());
+  for (int iter = 0; iter < 6; ++iter) {
+    test::GpuJobShape shape;
+    shape.allow_long_values = false;
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    params.grandparents.clear();  // splits by size only
+    params.subcompaction_boundaries.clear();
+    params.max_output_file_size = 8192 + rnd.Uniform(8192);
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    CompactionJobResult first;
+    std::map<uint64_t, std::string> first_files;
+    ASSERT_TRUE(Run(&cpu_, job, &first, &first_files).ok());
+    ASSERT_GE(first.outputs.size(), 2u);
+    const uint64_t f = first.outputs[0].file_size;
+    for (uint64_t limit = f - 2; limit <= f + 2; ++limit) {
+      params.max_output_file_size = limit;
+      job.compaction = std::make_unique<Compaction>(params, &icmp_);
+      for (const char* mode : {"device", "cpu"}) {
+        ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+        SCOPED_TRACE("iteration " + std::to_string(iter) + ", limit " + std::to_string(limit) +
+                     " (first output " + std::to_string(f) + "), encode mode " + mode);
+        CompactionJobResult cpu_result, gpu_result;
+        std::map<uint64_t, std::string> cpu_files, gpu_files;
+        ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+        const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        ASSERT_TRUE(cpu_files == gpu_files);
+      }
+    }
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
+// Input files are read and output files written on several threads: a
+// failed read, open, append or sync of any file is the job's error, and
+// every output file created is listed in result->outputs (so the caller
+// removes it), whichever thread failed.
+TEST_P(GpuExecutorTest, FileErrorsOnAnyThreadListEveryCreatedOutput) {
+  FaultInjectionEnv faults(env_.get());
+  Random rnd(test::TestSeed());
+  const struct {
+    FaultKind kind;
+    int64_t after;
+  } cases[] = {{FaultKind::kRead, 3},         {FaultKind::kOpenReadable, 2},
+               {FaultKind::kOpenWritable, 1}, {FaultKind::kOpenWritable, 3},
+               {FaultKind::kWrite, 2},        {FaultKind::kWrite, 5},
+               {FaultKind::kSync, 0},         {FaultKind::kSync, 2}};
+  int iter = 0;
+  for (const auto& c : cases) {
+    const char* mode = iter++ % 2 == 0 ? "device" : "cpu";
+    ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+    SCOPED_TRACE(std::string(FaultKindName(c.kind)) + " after " + std::to_string(c.after) +
+                 ", encode mode " + mode);
+    test::GpuJobShape shape;
+    shape.l0_files = 4;
+    shape.allow_long_values = false;
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    params.max_output_file_size = 8192;  // several outputs
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    faults.SetFailure(c.kind, c.after, /*one_shot=*/false);
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s =
+        test::RunAndCapture(gpu_.get(), &faults, dbname_, topt_, &icmp_, job, &result, &files);
+    faults.ClearFailures();
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
 TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {

@@ -166,6 +166,39 @@ TEST(BlockTest, SizeWithPredictsEveryAdd) {
   }
 }
 
+// AddSized with the common prefix of adjacent keys (what the GPU planner
+// knows) tracks the same layout as Add (which keeps the first key), keys in
+// any order; SizeWithSized matches SizeWith; CurrentSizeBound bounds the size.
+TEST(BlockTest, AddSizedTracksTheSameLayoutAsAdd) {
+  Random rnd(test::TestSeed());
+  for (int round = 0; round < 300; ++round) {
+    BlockBuilder builder;
+    BlockLayoutTracker by_key, by_size;
+    std::string last;
+    const int n = 1 + static_cast<int>(rnd.Uniform(40));
+    for (int i = 0; i < n; ++i) {
+      std::string k = last.substr(0, rnd.Uniform(static_cast<uint32_t>(last.size()) + 1));
+      if (!rnd.OneIn(4)) k += static_cast<char>('a' + rnd.Uniform(20));
+      k.append(rnd.Uniform(3), static_cast<char>(rnd.Uniform(256)));
+      const std::string v(rnd.OneIn(3) ? rnd.Uniform(3000) : 7, 'v');
+      const uint64_t shared =
+          CommonPrefixLength(last.data(), k.data(), std::min(last.size(), k.size()));
+      ASSERT_EQ(by_key.SizeWith(k, v), by_size.SizeWithSized(k.size(), v.size(), shared));
+      by_key.Add(k, v);
+      by_size.AddSized(k.size(), v.size(), shared);
+      builder.Add(k, v);
+      const BlockLayout a = by_key.Layout(), b = by_size.Layout();
+      ASSERT_EQ(a.prefix_size, b.prefix_size);
+      ASSERT_EQ(a.key_width, b.key_width);
+      ASSERT_EQ(a.value_width, b.value_width);
+      ASSERT_EQ(a.key_bytes, b.key_bytes);
+      ASSERT_EQ(a.size, b.size);
+      ASSERT_LE(builder.CurrentSizeEstimate(), builder.CurrentSizeBound());
+      last = k;
+    }
+  }
+}
+
 TEST(BlockTest, EmptyBlockIsSixteenBytes) {
   BlockBuilder b;
   const Slice got = b.Finish();

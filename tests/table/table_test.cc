@@ -252,7 +252,8 @@ std::vector<uint32_t> BlockEntryCounts(const std::string& file) {
     EXPECT_TRUE(ReadBlock(src, h, &contents).ok());
     EXPECT_TRUE(Block::Parse(std::move(contents), &block).ok());
     std::string a, b;
-    EXPECT_EQ(index->key(i, &a), block->key(block->num_entries() - 1, &b));  // last key, unshortened
+    EXPECT_EQ(index->key(i, &a),
+              block->key(block->num_entries() - 1, &b));  // last key, unshortened
     counts.push_back(block->num_entries());
   }
   return counts;
@@ -278,6 +279,41 @@ TEST_F(TableTest, DataBlockBoundaryRule) {
       next += kvs[i].first.size() + kvs[i].second.size() + 8;
     }
     EXPECT_EQ(want, BlockEntryCounts(Build(kvs))) << "block_size " << block_size;
+  }
+}
+
+// EstimatedFileSizeBound never undercuts EstimatedFileSize, so a split
+// decision taken through OutputSplitter::OutputBytes (the bound unless it
+// reaches the limit) is the exact estimate's for limits on both sides of the
+// exact value; the fixed and variable parts sum to the estimate.
+TEST_F(TableTest, SizeBoundGivesTheExactSplitDecisionAtTheBoundary) {
+  Random rnd(test::TestSeed());
+  for (int round = 0; round < 20; ++round) {
+    options_.block_size = 64 + rnd.Uniform(2048);
+    options_.bloom_bits_per_key = round % 3 == 0 ? 0 : 10;
+    test::StringSink sink;
+    TableBuilder b(options_, &sink);
+    for (const auto& [k, v] : RandomEntries(&rnd, 150)) {
+      b.Add(k, v);
+      const uint64_t exact = b.EstimatedFileSize();
+      const uint64_t bound = b.EstimatedFileSizeBound();
+      ASSERT_LE(exact, bound);
+      for (uint64_t limit : {exact - 1, exact, exact + 1, bound, bound + 1}) {
+        const uint64_t current = bound < limit ? bound : exact;  // OutputSplitter::OutputBytes
+        ASSERT_EQ(exact >= limit, current >= limit) << limit;
+      }
+      TableSizeState st;
+      st.offset = 1000;
+      st.index_block_size = 77;
+      st.data_block_size = round % 2 == 0 ? 0 : 300;
+      st.filter_encoded_size = round % 3 == 0 ? 0 : 69;
+      st.last_key_size = k.size();
+      st.comparator_name_size = 25;
+      st.smallest_key_size = 9;
+      ASSERT_EQ(EstimateTableFileSize(st),
+                TableSizeFixedPart(25, 9, k.size()) + TableSizeVariablePart(st));
+    }
+    ASSERT_TRUE(b.Finish().ok());
   }
 }
 

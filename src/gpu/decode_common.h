@@ -1,0 +1,133 @@
+// Input decoding shared bit for bit by the CUDA kernel (DecodeKeysKernel,
+// cuda_key_sort_device.cu) and the host reference (host_key_sort_device.cc).
+//
+// The CPU validates every input data block (Block::Validate: the footer, the
+// sections and the end-offset arrays, so every entry lies inside its block
+// whatever the bytes) and lays out the key arena: block b's keys start at
+// key_base = the sum of n * P + KS of the blocks before it, its entries are
+// numbered from first_entry. Then entry j of block b is decoded on its own
+// (docs/FORMAT.md, "Block": fixed widths or end offsets make every entry
+// directly addressable): its internal key, prefix ++ suffix_j, goes to
+// key_arena[key_base + j * P + suffix_begin_j] (the order and offsets the
+// CPU decoder used), and its value is located in the file arena.
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/key_sort_common.h"
+
+namespace accelkv {
+namespace gpu {
+
+// A validated input data block.
+struct DecodeBlock {
+  uint64_t offset;       // its contents, in the file arena
+  uint64_t key_base;     // its first key, in the key arena
+  uint64_t first_entry;  // index of its first entry
+  uint64_t key_bytes;    // KS: the key-suffix section
+  uint32_t n;
+  uint32_t prefix_size;   // P
+  uint32_t key_width;     // kVariableWidth (0xffffffff): key_ends present
+  uint32_t value_width;   // likewise for value_ends
+  uint32_t offset_width;  // W: 2 or 4
+  uint32_t value_bytes;   // V (a block is under 4 GiB)
+};
+
+// Where entry j of a block and its internal key go.
+struct DecodedEntry {
+  uint64_t suffix_src;  // its key suffix, in the file arena
+  uint32_t suffix_size;
+  uint64_t key_offset;    // its whole key, in the key arena
+  uint32_t key_size;      // P + suffix_size
+  uint64_t value_offset;  // in the file arena
+  uint32_t value_size;
+};
+
+inline constexpr uint32_t kDecodeVariable = 0xffffffffu;
+
+// The block holding entry `entry`: the last block whose first_entry <= entry
+// (a block with no entries shares its first_entry with the next one).
+// REQUIRES: nb >= 1, blocks[0].first_entry == 0, entry < total entries.
+ACCELKV_HD inline uint64_t BlockOfEntry(const DecodeBlock* blocks, uint64_t nb, uint64_t entry) {
+  uint64_t lo = 0, hi = nb;  // answer in [lo, hi)
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (blocks[mid].first_entry <= entry) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// End offset i of an array of `width`-byte (2 or 4) little-endian offsets.
+ACCELKV_HD inline uint64_t LoadEnd(const uint8_t* ends, uint32_t width, uint64_t i) {
+  const uint8_t* p = ends + i * width;
+  if (width == 2) return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
+  return LoadFixed32(p);
+}
+
+// [*b, *e) of entry j within a section of this width (or its end offsets).
+ACCELKV_HD inline void SectionBounds(const uint8_t* ends, uint32_t width, uint32_t offset_width,
+                                     uint32_t j, uint64_t* b, uint64_t* e) {
+  if (width != kDecodeVariable) {
+    *b = uint64_t{j} * width;
+    *e = *b + width;
+  } else {
+    *b = j == 0 ? 0 : LoadEnd(ends, offset_width, j - 1);
+    *e = LoadEnd(ends, offset_width, j);
+  }
+}
+
+// Locates entry j (< b.n) of block b; arena is the file arena.
+ACCELKV_HD inline DecodedEntry LocateEntry(const uint8_t* arena, const DecodeBlock& b, uint32_t j) {
+  const uint8_t* data = arena + b.offset;
+  const uint64_t values = uint64_t{b.prefix_size} + b.key_bytes;
+  const uint64_t key_ends = values + b.value_bytes;
+  const uint64_t value_ends =
+      key_ends + (b.key_width == kDecodeVariable ? uint64_t{b.n} * b.offset_width : 0);
+  uint64_t kb, ke, vb, ve;
+  SectionBounds(data + key_ends, b.key_width, b.offset_width, j, &kb, &ke);
+  SectionBounds(data + value_ends, b.value_width, b.offset_width, j, &vb, &ve);
+  DecodedEntry d;
+  d.suffix_src = b.offset + b.prefix_size + kb;
+  d.suffix_size = static_cast<uint32_t>(ke - kb);
+  d.key_offset = b.key_base + uint64_t{j} * b.prefix_size + kb;
+  d.key_size = b.prefix_size + d.suffix_size;
+  d.value_offset = b.offset + values + vb;
+  d.value_size = static_cast<uint32_t>(ve - vb);
+  return d;
+}
+
+// Copies bytes [lane, size) in steps of `lanes` (a warp's lanes on the
+// device; 0 and 1 on the host).
+ACCELKV_HD inline void CopyStrided(uint8_t* dst, const uint8_t* src, uint64_t size, uint32_t lane,
+                                   uint32_t lanes) {
+  for (uint64_t k = lane; k < size; k += lanes) dst[k] = src[k];
+}
+
+// Materializes entry d's key (block b's prefix ++ its suffix) into the key
+// arena, the bytes [lane, ...) in steps of lanes.
+ACCELKV_HD inline void MaterializeKey(const uint8_t* arena, uint8_t* key_arena,
+                                      const DecodeBlock& b, const DecodedEntry& d, uint32_t lane,
+                                      uint32_t lanes) {
+  uint8_t* key = key_arena + d.key_offset;
+  CopyStrided(key, arena + b.offset, b.prefix_size, lane, lanes);
+  CopyStrided(key + b.prefix_size, arena + d.suffix_src, d.suffix_size, lane, lanes);
+}
+
+// ParseInternalKey's check on entry d's key, read from the file arena (so
+// it needs no other lane's copy): at least the 8-byte trailer, and a known
+// type (kDeletion 0 or kValue 1) in its low byte.
+ACCELKV_HD inline bool InternalKeyOk(const uint8_t* arena, const DecodeBlock& b,
+                                     const DecodedEntry& d) {
+  if (d.key_size < 8) return false;
+  const uint64_t type_at = d.key_size - 8;  // in the key
+  const uint8_t type = type_at < b.prefix_size ? arena[b.offset + type_at]
+                                               : arena[d.suffix_src + (type_at - b.prefix_size)];
+  return type <= 1;
+}
+
+}  // namespace gpu
+}  // namespace accelkv

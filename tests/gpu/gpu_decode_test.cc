@@ -1,0 +1,168 @@
+// KeySortDevice::DecodeKeys (decode_common.h) on each device: every entry's
+// key materialized at the CPU decoder's offsets, values located, the lowest
+// malformed internal key reported; blocks of every layout (prefix or none,
+// fixed or variable keys and values, 2- and 4-byte end offsets).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/job_input.h"
+#include "gpu/key_sort_device.h"
+#include "table/block.h"
+#include "table/block_builder.h"
+#include "testutil/test_util.h"
+#include "util/internal_key.h"
+#include "util/random.h"
+
+namespace accelkv {
+namespace {
+
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+class GpuDecodeTest : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "host") {
+      device_ = gpu::NewHostKeySortDevice(1ull << 30);
+    } else {
+      std::string reason;
+      device_ = gpu::NewCudaKeySortDevice(GpuExecutorOptions(), &reason);
+      if (device_ == nullptr) GTEST_SKIP() << reason;
+    }
+  }
+
+  // Random entries of one block, in one of five layouts.
+  static Entries RandomBlock(Random* rnd, int shape) {
+    Entries e;
+    const int n = 1 + static_cast<int>(rnd->Uniform(shape == 4 ? 400 : 60));
+    const std::string prefix = shape == 1 ? "" : std::string(rnd->Uniform(12), 'p');
+    const uint32_t fixed_user = 1 + rnd->Uniform(20);
+    const uint32_t fixed_value = rnd->Uniform(40);
+    for (int i = 0; i < n; ++i) {
+      std::string user = prefix;
+      const uint32_t len = shape == 2 || shape == 3 ? fixed_user : rnd->Uniform(30);
+      for (uint32_t k = 0; k < len; ++k) user.push_back(static_cast<char>(rnd->Uniform(256)));
+      const ValueType t = rnd->OneIn(4) ? ValueType::kDeletion : ValueType::kValue;
+      std::string value = shape == 3   ? std::string(fixed_value, 'v')
+                          : shape == 4 ? std::string(200 + rnd->Uniform(200), 'w')
+                                       : std::string(rnd->Uniform(50), 'x');
+      if (shape != 3) {
+        for (char& c : value) c = static_cast<char>(rnd->Uniform(256));
+      }
+      e.emplace_back(InternalKey(user, 1 + rnd->Uniform(1000), t).Encode().ToString(), value);
+    }
+    return e;
+  }
+
+  std::unique_ptr<gpu::KeySortDevice> device_;
+};
+
+TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
+  Random rnd(test::TestSeed());
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    // Blocks back to back in one arena (with a gap, as trailers make).
+    std::vector<Entries> blocks;
+    std::string arena_bytes;
+    gpu::DecodeInput in;
+    std::string expected_keys;
+    std::vector<uint64_t> expected_value_offset;
+    const int nb = 1 + static_cast<int>(rnd.Uniform(12));
+    for (int b = 0; b < nb; ++b) {
+      blocks.push_back(RandomBlock(&rnd, static_cast<int>(rnd.Uniform(5))));
+      BlockBuilder builder;
+      for (const auto& [k, v] : blocks.back()) builder.Add(k, v);
+      const Slice contents = builder.Finish();
+      BlockLayout l;
+      ASSERT_TRUE(Block::Validate(contents, &l).ok());
+      const gpu::DecodeBlock d =
+          gpu::MakeDecodeBlock(arena_bytes.size(), l, expected_keys.size(), in.entries);
+      in.blocks.push_back(d);
+      arena_bytes.append(contents.data(), contents.size());
+      arena_bytes.append(5, 't');
+      uint64_t value_at = d.offset + l.values_offset();
+      for (const auto& [k, v] : blocks.back()) {
+        expected_keys += k;
+        expected_value_offset.push_back(value_at);
+        value_at += v.size();
+      }
+      in.entries += l.n;
+    }
+    uint8_t* arena = nullptr;
+    uint8_t* key_arena = nullptr;
+    ASSERT_TRUE(device_->HostArena(arena_bytes.size(), &arena).ok());
+    ASSERT_TRUE(device_->HostKeyArena(std::max<size_t>(expected_keys.size(), 1), &key_arena).ok());
+    std::memcpy(arena, arena_bytes.data(), arena_bytes.size());
+    in.arena = arena;
+    in.arena_size = arena_bytes.size();
+    in.key_arena = key_arena;
+    in.key_arena_size = expected_keys.size();
+    // Corrupt one entry's type byte (in the arena: as the bytes on disk)
+    // every other round; the lowest bad entry must come back.
+    uint64_t corrupt = ~uint64_t{0};
+    if (round % 2 == 1) {
+      corrupt = rnd.Uniform(static_cast<uint32_t>(in.entries));
+      const gpu::DecodeBlock& b = in.blocks[gpu::BlockOfEntry(in.blocks.data(), nb, corrupt)];
+      const gpu::DecodedEntry d =
+          gpu::LocateEntry(arena, b, static_cast<uint32_t>(corrupt - b.first_entry));
+      const uint64_t type_at = d.key_size - 8;
+      if (type_at >= b.prefix_size) {  // in its own suffix: no other entry has the byte
+        arena[d.suffix_src + (type_at - b.prefix_size)] = 7;
+      } else {
+        corrupt = ~uint64_t{0};
+      }
+    }
+    std::vector<uint64_t> key_offset, value_offset;
+    std::vector<uint32_t> key_size, value_size;
+    gpu::DecodeOutput out;
+    out.key_offset = &key_offset;
+    out.key_size = &key_size;
+    out.value_offset = &value_offset;
+    out.value_size = &value_size;
+    std::map<std::string, uint64_t> stages;
+    ASSERT_TRUE(device_->DecodeKeys(in, &out, &stages).ok());
+    EXPECT_EQ(corrupt, out.bad_entry);
+    ASSERT_EQ(in.entries, key_offset.size());
+    uint64_t e = 0, key_at = 0;
+    for (const Entries& block : blocks) {
+      for (const auto& [k, v] : block) {
+        ASSERT_EQ(key_at, key_offset[e]) << e;
+        ASSERT_EQ(k.size(), key_size[e]) << e;
+        if (corrupt == ~uint64_t{0}) {
+          ASSERT_EQ(k, std::string(reinterpret_cast<const char*>(key_arena) + key_at, k.size()))
+              << e;
+        }
+        ASSERT_EQ(expected_value_offset[e], value_offset[e]) << e;
+        ASSERT_EQ(v.size(), value_size[e]) << e;
+        ASSERT_EQ(v, std::string(reinterpret_cast<const char*>(arena) + value_offset[e], v.size()));
+        key_at += k.size();
+        ++e;
+      }
+    }
+  }
+}
+
+TEST(GpuDecodeCommonTest, BlockOfEntryFindsTheLastBlockStartingAtOrBefore) {
+  std::vector<gpu::DecodeBlock> blocks(4);
+  const uint64_t first[] = {0, 3, 4, 10};
+  for (int i = 0; i < 4; ++i) blocks[i].first_entry = first[i];
+  const uint64_t expected[] = {0, 0, 0, 1, 2, 2, 2, 2, 2, 2, 3, 3};
+  for (uint64_t e = 0; e < 12; ++e) {
+    EXPECT_EQ(expected[e], gpu::BlockOfEntry(blocks.data(), blocks.size(), e)) << e;
+  }
+  EXPECT_EQ(0u, gpu::BlockOfEntry(blocks.data(), 1, 7));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, GpuDecodeTest, testing::Values("host", "cuda"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace accelkv
