@@ -143,7 +143,11 @@ Status SubcompactionJob::ProcessEntries(Iterator* input) {
     if (!keep) {
       result_->dropped_entries++;
     } else {
-      const uint64_t current = builder_ != nullptr ? builder_->EstimatedFileSize() : 0;
+      // The exact estimate only when its cheap bound reaches the split size.
+      const uint64_t current =
+          builder_ == nullptr ? 0 : splitter.OutputBytes(builder_->EstimatedFileSizeBound(), [&] {
+            return builder_->EstimatedFileSize();
+          });
       if (splitter.ShouldStopBefore(key, current) && builder_ != nullptr) {
         const uint64_t before = encode_ns_ + write_ns_;
         s = FinishOutput();
