@@ -43,8 +43,6 @@ struct DecodedEntry {
   uint32_t value_size;
 };
 
-inline constexpr uint32_t kDecodeVariable = 0xffffffffu;
-
 // The block holding entry `entry`: the last block whose first_entry <= entry
 // (a block with no entries shares its first_entry with the next one).
 // REQUIRES: nb >= 1, blocks[0].first_entry == 0, entry < total entries.
@@ -71,7 +69,7 @@ ACCELKV_HD inline uint64_t LoadEnd(const uint8_t* ends, uint32_t width, uint64_t
 // [*b, *e) of entry j within a section of this width (or its end offsets).
 ACCELKV_HD inline void SectionBounds(const uint8_t* ends, uint32_t width, uint32_t offset_width,
                                      uint32_t j, uint64_t* b, uint64_t* e) {
-  if (width != kDecodeVariable) {
+  if (width != kVariableWidth) {
     *b = uint64_t{j} * width;
     *e = *b + width;
   } else {
@@ -86,7 +84,7 @@ ACCELKV_HD inline DecodedEntry LocateEntry(const uint8_t* arena, const DecodeBlo
   const uint64_t values = uint64_t{b.prefix_size} + b.key_bytes;
   const uint64_t key_ends = values + b.value_bytes;
   const uint64_t value_ends =
-      key_ends + (b.key_width == kDecodeVariable ? uint64_t{b.n} * b.offset_width : 0);
+      key_ends + (b.key_width == kVariableWidth ? uint64_t{b.n} * b.offset_width : 0);
   uint64_t kb, ke, vb, ve;
   SectionBounds(data + key_ends, b.key_width, b.offset_width, j, &kb, &ke);
   SectionBounds(data + value_ends, b.value_width, b.offset_width, j, &vb, &ve);

@@ -23,8 +23,6 @@
 namespace accelkv {
 namespace gpu {
 
-// BlockLayout::kVariable: a section whose entries differ in width.
-inline constexpr uint32_t kVariableWidth = 0xffffffffu;
 inline constexpr uint64_t kBlockFooterSize = 16;
 
 // One output data block: contents at out[out_offset, out_offset +

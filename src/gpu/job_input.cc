@@ -239,7 +239,6 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
     entries += l.n;
     key_bytes += uint64_t{l.n} * l.prefix_size + l.key_bytes;
   }
-  static_assert(kDecodeVariable == BlockLayout::kVariable);
   if (entries >= std::numeric_limits<uint32_t>::max()) {
     return Status::NotSupported("gpu: job has 2^32 or more entries");
   }

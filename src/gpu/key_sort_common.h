@@ -52,6 +52,10 @@ struct SortItem {
 inline constexpr uint32_t kCrc32cPoly = 0x82f63b78u;  // reflected Castagnoli
 inline constexpr uint32_t kCrcMaskDelta = 0xa282ead8u;
 
+// BlockLayout::kVariable (docs/FORMAT.md, "Block"): a section whose entries
+// differ in width; used by the decoder and the encoder.
+inline constexpr uint32_t kVariableWidth = 0xffffffffu;
+
 // Entry i (0..255) of the byte-wise CRC32C table.
 ACCELKV_HD inline uint32_t Crc32cTableEntry(uint32_t i) {
   uint32_t c = i;

@@ -6,20 +6,12 @@ namespace accelkv {
 
 namespace {
 
-uint64_t ReadEnd(const char* ends, uint32_t width, uint64_t i) {
-  if (width == 2) {
-    const auto* p = reinterpret_cast<const uint8_t*>(ends + 2 * i);
-    return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
-  }
-  return DecodeFixed32(ends + 4 * i);
-}
-
 // Checks an end-offset array of n entries: non-decreasing. *total = its last
 // entry (0 when n == 0).
 Status CheckEnds(const char* ends, uint32_t width, uint64_t n, const char* what, uint64_t* total) {
   uint64_t prev = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t e = ReadEnd(ends, width, i);
+    const uint64_t e = DecodeBlockEnd(ends, width, i);
     if (e < prev) return Status::Corruption("block end offsets not monotonic", what);
     prev = e;
   }
@@ -117,32 +109,15 @@ int Block::CompareKey(const Comparator* cmp, uint32_t i, const Slice& target, ch
   return cmp->Compare(key(i, spill), target);
 }
 
-uint32_t Block::LowerBound(const Comparator* cmp, const Slice& target) const {
+uint32_t Block::Bound(const Comparator* cmp, const Slice& target, bool upper, uint32_t lo,
+                      uint32_t hi) const {
   char buf[kStackKey];
   std::string spill;
   if (layout_.prefix_size <= kStackKey) std::memcpy(buf, data_, layout_.prefix_size);
-  uint32_t lo = 0;
-  uint32_t hi = layout_.n;
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (CompareKey(cmp, mid, target, buf, sizeof(buf), &spill) < 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
-uint32_t Block::UpperBound(const Comparator* cmp, const Slice& target) const {
-  char buf[kStackKey];
-  std::string spill;
-  if (layout_.prefix_size <= kStackKey) std::memcpy(buf, data_, layout_.prefix_size);
-  uint32_t lo = 0;
-  uint32_t hi = layout_.n;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (CompareKey(cmp, mid, target, buf, sizeof(buf), &spill) <= 0) {
+    const int c = CompareKey(cmp, mid, target, buf, sizeof(buf), &spill);
+    if (c < 0 || (upper && c == 0)) {
       lo = mid + 1;
     } else {
       hi = mid;

@@ -22,6 +22,15 @@
 
 namespace accelkv {
 
+// End offset i of an end-offset array of `width` (2 or 4) bytes per entry.
+inline uint64_t DecodeBlockEnd(const char* ends, uint32_t width, uint64_t i) {
+  if (width == 2) {
+    const auto* p = reinterpret_cast<const uint8_t*>(ends + 2 * i);
+    return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
+  }
+  return DecodeFixed32(ends + 4 * i);
+}
+
 class Block {
  public:
   class Iterator;
@@ -64,10 +73,19 @@ class Block {
     return Slice(values_ + b, e - b);
   }
 
-  // Index of the first entry with key >= target, or num_entries().
-  uint32_t LowerBound(const Comparator* cmp, const Slice& target) const;
+  // Index of the first entry with key >= target, or num_entries(); with
+  // [lo, hi) given, the search is limited to those entries (REQUIRES: lo <=
+  // hi <= num_entries(), the answer lies in [lo, hi]).
+  uint32_t LowerBound(const Comparator* cmp, const Slice& target) const {
+    return Bound(cmp, target, /*upper=*/false, 0, num_entries());
+  }
+  uint32_t LowerBound(const Comparator* cmp, const Slice& target, uint32_t lo, uint32_t hi) const {
+    return Bound(cmp, target, /*upper=*/false, lo, hi);
+  }
   // Index of the first entry with key > target, or num_entries().
-  uint32_t UpperBound(const Comparator* cmp, const Slice& target) const;
+  uint32_t UpperBound(const Comparator* cmp, const Slice& target) const {
+    return Bound(cmp, target, /*upper=*/true, 0, num_entries());
+  }
 
   // An iterator ordered by cmp (the order the keys were stored in).
   // REQUIRES: cmp and this block outlive the iterator.
@@ -77,11 +95,7 @@ class Block {
   Block(BlockContents contents, const BlockLayout& layout);
 
   uint64_t End(const char* ends, uint32_t i) const {
-    if (layout_.offset_width == 2) {
-      const auto* p = reinterpret_cast<const uint8_t*>(ends + 2 * uint64_t{i});
-      return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
-    }
-    return DecodeFixed32(ends + 4 * uint64_t{i});
+    return DecodeBlockEnd(ends, layout_.offset_width, i);
   }
   uint64_t KeyBegin(uint32_t i) const {
     if (layout_.key_width != BlockLayout::kVariable) return uint64_t{i} * layout_.key_width;
@@ -91,6 +105,9 @@ class Block {
     if (layout_.key_width != BlockLayout::kVariable) return uint64_t{i + 1} * layout_.key_width;
     return End(key_ends_, i);
   }
+  // The first entry in [lo, hi) whose key is >= target (> target if upper), or hi.
+  uint32_t Bound(const Comparator* cmp, const Slice& target, bool upper, uint32_t lo,
+                 uint32_t hi) const;
   // Compares key i with target by cmp.
   int CompareKey(const Comparator* cmp, uint32_t i, const Slice& target, char* buf, size_t buf_size,
                  std::string* spill) const;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <ranges>
 #include <string>
 #include <vector>
 
@@ -54,11 +53,8 @@ class PrefixIndex {
       // Copied: key(i) may be materialized, valid only until the next call.
       const std::string first = ExtractUserKey(index.key(0, &scratch)).ToString();
       const Slice last = ExtractUserKey(index.key(n - 1, &scratch));
-      size_t shared = 0;
-      while (shared < first.size() && shared < last.size() && first[shared] == last[shared]) {
-        ++shared;
-      }
-      shared_ = first.substr(0, shared);
+      shared_ = first.substr(
+          0, CommonPrefixLength(first.data(), last.data(), std::min(first.size(), last.size())));
     }
     prefixes_.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
@@ -83,12 +79,9 @@ class PrefixIndex {
     user_key.remove_prefix(shared_.size());
     const auto [first, last] =
         std::equal_range(prefixes_.begin(), prefixes_.end(), KeyPrefix(user_key));
-    const auto range = std::views::iota(static_cast<uint32_t>(first - prefixes_.begin()),
-                                        static_cast<uint32_t>(last - prefixes_.begin()));
-    std::string scratch;
-    const auto it = std::ranges::partition_point(
-        range, [&](uint32_t i) { return cmp->Compare(index.key(i, &scratch), ikey) < 0; });
-    return it == range.end() ? static_cast<uint32_t>(last - prefixes_.begin()) : *it;
+    // Entries with ikey's prefix are compared in full.
+    return index.LowerBound(cmp, ikey, static_cast<uint32_t>(first - prefixes_.begin()),
+                            static_cast<uint32_t>(last - prefixes_.begin()));
   }
 
  private:
