@@ -12,7 +12,6 @@
 #include "table/block.h"
 #include "table/format.h"
 #include "util/coding.h"
-#include "util/crc32c.h"
 #include "util/filename.h"
 #include "util/internal_key.h"
 
@@ -46,28 +45,6 @@ Status ReadWholeFile(Env* env, const std::string& fname, uint64_t size, uint8_t*
   return Status::OK();
 }
 
-// Checks a block's trailer on the CPU (for the index block, which the CPU
-// needs before anything can be sent to the device).
-Status CheckBlockOnCpu(const char* base, const BlockHandle& h) {
-  const size_t n = static_cast<size_t>(h.size);
-  const uint32_t expected = crc32c::Unmask(DecodeFixed32(base + h.offset + n + 1));
-  if (crc32c::Value(base + h.offset, n + 1) != expected) {
-    return Status::Corruption("block checksum mismatch");
-  }
-  if (base[h.offset + n] != 0) return Status::Corruption("unsupported compression");
-  return Status::OK();
-}
-
-// Value i (< n) of a validated block: its offset from the block's start,
-// and its size (*size).
-uint64_t ValueOffset(const char* data, const BlockLayout& l, uint32_t i, uint64_t* size) {
-  uint64_t b, e;
-  SectionBounds(reinterpret_cast<const uint8_t*>(data) + l.value_ends_offset(), l.value_width,
-                l.offset_width, i, &b, &e);
-  *size = e - b;
-  return l.values_offset() + b;
-}
-
 // Finds and validates a table's blocks: the index block (CRC checked here),
 // every data block's layout (into input->data_blocks) and the spans the
 // device checksums (data, filter, properties).
@@ -83,19 +60,23 @@ class TableDecoder {
     Status s = footer.DecodeFrom(
         Slice(base_ + size - Footer::kEncodedLength, Footer::kEncodedLength), size);
     if (!s.ok()) return Corrupt(s);
-    s = CheckBlockOnCpu(base_, footer.index_handle);
-    if (!s.ok()) return Corrupt(s);
-    BlockLayout layout;
+    // The CPU needs the index block before anything goes to the device, so
+    // its CRC is checked here; it is read in place (borrowed from the arena).
     const char* index = base_ + footer.index_handle.offset;
-    s = Block::Validate(Slice(index, footer.index_handle.size), &layout);
+    s = CheckBlockTrailer(index, static_cast<size_t>(footer.index_handle.size),
+                          /*verify_checksum=*/true);
+    if (!s.ok()) return Corrupt(s);
+    BlockContents contents;
+    contents.unowned_data = index;
+    contents.size = static_cast<size_t>(footer.index_handle.size);
+    std::unique_ptr<Block> index_block;
+    s = Block::Parse(std::move(contents), &index_block);
     if (!s.ok()) return Corrupt(s);
     const uint64_t data_end = footer.filter_handle.size != 0 ? footer.filter_handle.offset
                                                              : footer.properties_handle.offset;
-    for (uint32_t i = 0; i < layout.n; ++i) {
-      uint64_t value_size;
-      const uint64_t value_offset = ValueOffset(index, layout, i, &value_size);
-      if (value_size != BlockHandle::kEncodedLength) return Corrupt("bad index entry");
-      Slice v(index + value_offset, value_size);
+    for (uint32_t i = 0; i < index_block->num_entries(); ++i) {
+      Slice v = index_block->value(i);
+      if (v.size() != BlockHandle::kEncodedLength) return Corrupt("bad index entry");
       BlockHandle h;
       s = h.DecodeFrom(&v);
       if (!s.ok()) return Corrupt(s);

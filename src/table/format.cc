@@ -86,8 +86,8 @@ namespace {
 // the file is expected to return its own memory.
 constexpr size_t kStackBufferSize = 8192;
 
-// Checks the trailer of the block of n bytes at data (n + kBlockTrailerSize
-// bytes readable).
+}  // namespace
+
 Status CheckBlockTrailer(const char* data, size_t n, bool verify_checksum) {
   if (verify_checksum) {
     const uint32_t expected = crc32c::Unmask(DecodeFixed32(data + n + 1));
@@ -97,8 +97,6 @@ Status CheckBlockTrailer(const char* data, size_t n, bool verify_checksum) {
   if (data[n] != 0) return Status::Corruption("unsupported compression");
   return Status::OK();
 }
-
-}  // namespace
 
 Status ReadBlock(const RandomAccessFile& file, const BlockHandle& handle, BlockContents* result,
                  const ReadBlockOptions& options) {

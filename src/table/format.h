@@ -77,6 +77,11 @@ struct ReadBlockOptions {
   bool file_returns_own_memory = false;
 };
 
+// Checks the trailer of the block of n bytes at data (n + kBlockTrailerSize
+// bytes readable): the masked CRC32C of contents ++ type (if verify_checksum)
+// and the compression type. Corruption on a mismatch or a non-zero type.
+Status CheckBlockTrailer(const char* data, size_t n, bool verify_checksum);
+
 // Reads the block at handle (plus its trailer), checks the CRC32C (unless
 // options say not to) and the compression type. The contents borrow the
 // file's memory when the file returned it, and are copied otherwise.
