@@ -1,7 +1,5 @@
 #include "compaction/subcompaction_job.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <vector>
 
@@ -9,6 +7,7 @@
 #include "compaction/obsolete_version_filter.h"
 #include "table/merging_iterator.h"
 #include "util/filename.h"
+#include "util/thread_cpu.h"
 
 namespace accelkv {
 
@@ -24,15 +23,6 @@ uint64_t NanosBetween(Clock::time_point a, Clock::time_point b) {
 constexpr uint64_t kStopPollEvery = 1024;
 
 }  // namespace
-
-double ThreadCpuSeconds() {
-  struct rusage ru {};
-  if (getrusage(RUSAGE_THREAD, &ru) != 0) return 0;
-  auto seconds = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
-  };
-  return seconds(ru.ru_utime) + seconds(ru.ru_stime);
-}
 
 SubcompactionJob::SubcompactionJob(const CompactionJobSpec& spec, const std::string* begin,
                                    const std::string* end, const std::atomic<bool>* stop)

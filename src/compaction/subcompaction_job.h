@@ -65,7 +65,4 @@ class SubcompactionJob {
   uint64_t write_ns_ = 0;
 };
 
-// User + system CPU seconds of the calling thread.
-double ThreadCpuSeconds();
-
 }  // namespace accelkv

@@ -11,6 +11,7 @@
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
 #include "gpu/output_assembler.h"
+#include "util/thread_cpu.h"
 
 namespace accelkv {
 
@@ -192,9 +193,9 @@ GpuExecutorStats GpuCompactionExecutor::GetStats() const {
 Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobResult* result) {
   std::lock_guard<std::mutex> job(job_mu_);
   *result = CompactionJobResult();
-  const double cpu0 = gpu::ThreadCpuSeconds();
+  const double cpu0 = ThreadCpuSeconds();
   Status s = RunLocked(spec, result);  // adds its helper threads' CPU seconds
-  result->cpu_seconds += gpu::ThreadCpuSeconds() - cpu0;
+  result->cpu_seconds += ThreadCpuSeconds() - cpu0;
   RecordOutcome(s, *result);
   return s;
 }

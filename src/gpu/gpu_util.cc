@@ -1,13 +1,12 @@
 #include "gpu/gpu_util.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
 
 #include "table/table_properties.h"
+#include "util/thread_cpu.h"
 #include "version/file_meta.h"
 
 namespace accelkv {
@@ -24,13 +23,6 @@ size_t FileThreads(size_t n) {
   constexpr size_t kMaxThreads = 8;
   const size_t hw = std::max<size_t>(1, std::thread::hardware_concurrency());
   return std::max<size_t>(1, std::min({n, hw, kMaxThreads}));
-}
-
-double ThreadCpuSeconds() {
-  struct rusage ru;
-  if (getrusage(RUSAGE_THREAD, &ru) != 0) return 0;
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 double ParallelFor(size_t n, size_t threads, const std::function<void(size_t)>& fn) {
