@@ -152,6 +152,30 @@ bool OutputSplitter::Decide(const Slice& internal_key, bool same_user_key,
     overlapped_bytes_ = 0;
     return true;
   }
+  return StopForSize(current_output_bytes);
+}
+
+bool OutputSplitter::ShouldStopBeforeCounted(bool same_user_key, size_t grandparents_below,
+                                             size_t boundaries_at_or_below,
+                                             uint64_t current_output_bytes) {
+  const std::vector<FileMetaPtr>& gp = c_->grandparents();
+  const size_t g_end = std::min(grandparents_below, gp.size());
+  for (; grandparent_index_ < g_end; ++grandparent_index_) {
+    if (seen_key_) overlapped_bytes_ += gp[grandparent_index_]->file_size;
+  }
+  same_user_key = same_user_key && seen_key_;
+  seen_key_ = true;
+  if (same_user_key) return false;
+  const size_t b_end = std::min(boundaries_at_or_below, c_->subcompaction_boundaries().size());
+  if (boundary_index_ < b_end) {
+    boundary_index_ = b_end;
+    overlapped_bytes_ = 0;
+    return true;
+  }
+  return StopForSize(current_output_bytes);
+}
+
+bool OutputSplitter::StopForSize(uint64_t current_output_bytes) {
   if (current_output_bytes >= c_->max_output_file_size() ||
       overlapped_bytes_ > c_->max_grandparent_overlap_bytes()) {
     overlapped_bytes_ = 0;

@@ -161,6 +161,15 @@ class OutputSplitter {
   bool ShouldStopBeforeKnown(const Slice& internal_key, bool same_user_key,
                              uint64_t current_output_bytes);
 
+  // ShouldStopBeforeKnown for a caller that also knows step 1's and step
+  // 4's outcome as counts: grandparents_below = the grandparent files whose
+  // largest internal key is below the key, boundaries_at_or_below = the
+  // subcompaction boundaries <= its user key (both lists are ascending, so
+  // steps 1 and 4 stop exactly there; the GPU plan counts them by binary
+  // search). Reads no key; must not be mixed with the other two calls.
+  bool ShouldStopBeforeCounted(bool same_user_key, size_t grandparents_below,
+                               size_t boundaries_at_or_below, uint64_t current_output_bytes);
+
   // The current_output_bytes to pass to ShouldStopBefore, given an upper
   // bound of the open output's estimated size (e.g.
   // TableBuilder::EstimatedFileSizeBound) and a function computing the exact
@@ -176,6 +185,8 @@ class OutputSplitter {
  private:
   // Steps 1 and 3 to 6 of the rule above.
   bool Decide(const Slice& internal_key, bool same_user_key, uint64_t current_output_bytes);
+  // Steps 5 and 6.
+  bool StopForSize(uint64_t current_output_bytes);
   int CompareUserKeys(const Slice& a, const Slice& b) const {
     return bytewise_ ? a.compare(b) : ucmp_->Compare(a, b);
   }

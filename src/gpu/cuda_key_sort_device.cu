@@ -4,9 +4,9 @@
 //   decode   (DecodeKeys) the file arena and the blocks' layouts in,
 //            DecodeKeysKernel (a warp per entry materializes its key into the
 //            device key arena), the key arena and the entry arrays out (the
-//            CPU plan reads them); both arenas stay for Run
-//   copy_in  block spans + per-entry key offsets/sizes/flags + snapshots
-//            (and both arenas when DecodeKeys did not leave them)
+//            CPU reads some keys); both arenas and the entry arrays stay
+//   copy_in  block spans + per-entry flags + snapshots (and both arenas
+//            and the entry arrays when DecodeKeys did not leave them)
 //   verify   VerifyKernel: one thread per block, byte-wise CRC32C with the
 //            table in shared memory; the lowest bad block index via atomicMin
 //   sort     MakeItemsKernel (8-byte big-endian key prefix + entry index),
@@ -17,15 +17,16 @@
 //            predecessor (+ duplicate internal-key detection), then
 //            cub::DeviceSelect::Flagged to compact the kept entry indices
 //   copy_out the counters, then the kept indices
+//   plan     (keep_for_encode) PlanKernel: a thread per kept entry writes
+//            its PlanEntry (plan_common.h), copied to a pinned buffer
 // and, in device-encode mode (EncodeBlocks, after the CPU planned the
-// output): the plan in, EncodeEntriesKernel (a warp per entry copies its key
-// suffix, or for a block's first entry its whole key, which writes the
-// block prefix, and its value from the two arenas Run left on the device;
-// lane 0 writes its end offsets), FinishBlocksKernel (a thread per block:
-// footer, trailer CRC32C), the blocks out. Device memory comes from the
-// stream-ordered default pool with its release threshold raised, so it is
-// reused across jobs; the pinned host arenas grow and are reused. Every
-// CUDA error becomes Aborted("gpu: <stage>: ...").
+// output): the planned blocks in, EncodeBlocksKernel (a warp per output
+// block copies its entries' key bytes and values from the arenas, entry
+// arrays and kept order Run left on the device, lane 0 writes the end
+// offsets, the footer and the trailer CRC32C), the blocks out. Device
+// memory comes from the stream-ordered default pool with its release
+// threshold raised, so it is reused across jobs; the pinned host buffers
+// grow and are reused. Every CUDA error becomes Aborted("gpu: <stage>: ...").
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -110,37 +111,33 @@ __global__ void DecodeKeysKernel(const uint8_t* arena, uint8_t* key_arena,
   }
 }
 
-// One warp per entry: the lanes copy its key bytes (KeySkip: the block's
-// first entry writes its whole key, i.e. the prefix too) and its value,
-// lane 0 writes its end offsets (VAR sections only).
-__global__ void EncodeEntriesKernel(const uint8_t* arena, const uint8_t* key_arena,
-                                    const EncodeEntry* entries, uint64_t n,
-                                    const EncodeBlock* blocks, uint8_t* out) {
-  const uint64_t warp = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
-  const uint32_t lane = threadIdx.x & 31u;
-  if (warp >= n) return;
-  const EncodeEntry e = entries[warp];
-  const EncodeBlock b = blocks[e.block];
-  const uint32_t skip = KeySkip(b, e);
-  const uint8_t* key = key_arena + e.key_src + skip;
-  uint8_t* key_dst = out + KeyDst(b, e);
-  for (uint32_t k = lane; k < e.key_size - skip; k += 32) key_dst[k] = key[k];
-  const uint8_t* value = arena + e.value_src;
-  uint8_t* value_dst = out + ValueDst(b, e);
-  for (uint32_t k = lane; k < e.value_size; k += 32) value_dst[k] = value[k];
-  if (lane == 0) WriteEntryEnds(out, b, e);
+// One thread per kept entry: its plan inputs (plan_common.h).
+__global__ void PlanKernel(KeyArrays keys, const uint32_t* value_size, const uint32_t* kept,
+                           uint64_t n, KeyListView grandparents, KeyListView boundaries,
+                           bool hash, PlanEntry* plan) {
+  const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k < n) plan[k] = MakePlanEntry(keys, value_size, kept, k, grandparents, boundaries, hash);
 }
 
-// One thread per block, after every entry is in place: footer, trailer type
-// byte and masked CRC32C.
-__global__ void FinishBlocksKernel(const EncodeBlock* blocks, uint64_t n, uint8_t* out) {
+// One warp per output block: the lanes copy its entries' key bytes and
+// values (EncodeBlockEntries), lane 0 writes the end offsets, then the
+// footer, the trailer's type byte and, once the warp's writes are visible
+// to it (__syncwarp orders them), the masked CRC32C.
+__global__ void EncodeBlocksKernel(EncodeSources src, const EncodeBlock* blocks, uint64_t nb,
+                                   uint8_t* out) {
   __shared__ uint32_t table[256];
   for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x) table[i] = Crc32cTableEntry(i);
   __syncthreads();
-  const uint64_t b = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
-  if (b >= n) return;
-  WriteBlockFooter(out, blocks[b]);
-  WriteBlockCrc(table, out, blocks[b]);
+  const uint64_t warp = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
+  const uint32_t lane = threadIdx.x & 31u;
+  if (warp >= nb) return;
+  const EncodeBlock b = blocks[warp];
+  EncodeBlockEntries(src, b, out, lane, 32);
+  __syncwarp();
+  if (lane == 0) {
+    WriteBlockFooter(out, b);
+    WriteBlockCrc(table, out, b);
+  }
 }
 
 struct LessOp {
@@ -280,7 +277,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // The arenas DecodeKeys left on the device, if they are this input's.
     const bool resident =
         decoded_.Holds(in.arena, in.arena_size, in.key_arena, in.key_arena_size) &&
-        d_arena_ != nullptr;
+        dev_.arena != nullptr && dev_.entries == in.num_entries();
     if (resident) {
       decoded_.Release();
       held_.Release();
@@ -292,8 +289,9 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("alloc", cudaHostAlloc(&p, sizeof(Counters), cudaHostAllocDefault));
       counters_ = static_cast<Counters*>(p);
     }
-    Status s;
-    {
+    out->plan = nullptr;
+    Status s = in.CheckEncodeInputs();
+    if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream on every exit path
       s = RunStages(in, resident, out, stage_micros, &mem);
     }
@@ -310,24 +308,48 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::Aborted("gpu: injected failure at", GpuStageName(stage));
   }
 
-  // The device copies of the two arenas: allocated by Run, kept for
-  // EncodeBlocks (keep_for_encode), freed by EncodeBlocks, the next Run or
-  // the destructor.
-  cudaError_t AllocInput(uint64_t arena_size, uint64_t key_arena_size) {
-    void* p = nullptr;
-    cudaError_t e = cudaMallocAsync(&p, std::max<uint64_t>(arena_size, 1), stream_);
-    if (e != cudaSuccess) return e;
-    d_arena_ = static_cast<uint8_t*>(p);
-    e = cudaMallocAsync(&p, std::max<uint64_t>(key_arena_size, 1), stream_);
-    if (e != cudaSuccess) return e;
-    d_key_arena_ = static_cast<uint8_t*>(p);
+  // What stays on the device from DecodeKeys (or Run) to EncodeBlocks: the
+  // two arenas, the per-entry arrays and, after a Run with keep_for_encode,
+  // the kept order. Freed by EncodeBlocks, the next DecodeKeys or Run
+  // (unless it takes them over) or the destructor.
+  struct Resident {
+    uint8_t* arena = nullptr;
+    uint8_t* key_arena = nullptr;
+    uint64_t* key_offset = nullptr;
+    uint32_t* key_size = nullptr;
+    uint64_t* value_offset = nullptr;
+    uint32_t* value_size = nullptr;
+    uint32_t* kept = nullptr;
+    uint64_t entries = 0;
+    uint64_t kept_count = 0;
+  };
+
+  template <typename T>
+  cudaError_t AllocResident(T** p, uint64_t count) {
+    void* raw = nullptr;
+    const cudaError_t e = cudaMallocAsync(&raw, std::max<uint64_t>(count * sizeof(T), 1), stream_);
+    *p = e == cudaSuccess ? static_cast<T*>(raw) : nullptr;
+    return e;
+  }
+  cudaError_t AllocInput(uint64_t arena_size, uint64_t key_arena_size, uint64_t entries) {
+    cudaError_t e;
+    if ((e = AllocResident(&dev_.arena, arena_size)) != cudaSuccess) return e;
+    if ((e = AllocResident(&dev_.key_arena, key_arena_size)) != cudaSuccess) return e;
+    if ((e = AllocResident(&dev_.key_offset, entries)) != cudaSuccess) return e;
+    if ((e = AllocResident(&dev_.key_size, entries)) != cudaSuccess) return e;
+    if ((e = AllocResident(&dev_.value_offset, entries)) != cudaSuccess) return e;
+    if ((e = AllocResident(&dev_.value_size, entries)) != cudaSuccess) return e;
+    if ((e = AllocResident(&dev_.kept, entries)) != cudaSuccess) return e;
+    dev_.entries = entries;
     return cudaSuccess;
   }
   void ReleaseInput() {
-    if (d_arena_ != nullptr) cudaFreeAsync(d_arena_, stream_);
-    if (d_key_arena_ != nullptr) cudaFreeAsync(d_key_arena_, stream_);
-    d_arena_ = nullptr;
-    d_key_arena_ = nullptr;
+    void* ptrs[] = {dev_.arena,        dev_.key_arena,  dev_.key_offset, dev_.key_size,
+                    dev_.value_offset, dev_.value_size, dev_.kept};
+    for (void* p : ptrs) {
+      if (p != nullptr) cudaFreeAsync(p, stream_);
+    }
+    dev_ = Resident();
     held_.Release();
     decoded_.Release();
   }
@@ -339,21 +361,17 @@ class CudaKeySortDevice final : public KeySortDevice {
     const uint64_t n = in.entries;
     const uint64_t nb = in.blocks.size();
     DecodeBlock* d_blocks = nullptr;
-    uint64_t* d_key_offset = nullptr;
-    uint32_t* d_key_size = nullptr;
-    uint64_t* d_value_offset = nullptr;
-    uint32_t* d_value_size = nullptr;
     unsigned long long* d_bad = nullptr;
-    ACCELKV_CUDA_TRY("decode", AllocInput(in.arena_size, in.key_arena_size));
+    ACCELKV_CUDA_TRY("decode", AllocInput(in.arena_size, in.key_arena_size, n));
     ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_blocks, nb));
-    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_key_offset, n));
-    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_key_size, n));
-    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_value_offset, n));
-    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_value_size, n));
     ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_bad, 1));
+    uint64_t* const d_key_offset = dev_.key_offset;
+    uint32_t* const d_key_size = dev_.key_size;
+    uint64_t* const d_value_offset = dev_.value_offset;
+    uint32_t* const d_value_size = dev_.value_size;
 
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_arena_, in.arena, in.arena_size,
+    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.arena, in.arena, in.arena_size,
                                                 cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("copy_in",
                      cudaMemcpyAsync(d_blocks, in.blocks.data(), nb * sizeof(DecodeBlock),
@@ -363,9 +381,9 @@ class CudaKeySortDevice final : public KeySortDevice {
 
     const auto t0 = std::chrono::steady_clock::now();
     if (n > 0) {
-      DecodeKeysKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(d_arena_, d_key_arena_, d_blocks, nb,
-                                                               n, d_key_offset, d_key_size,
-                                                               d_value_offset, d_value_size, d_bad);
+      DecodeKeysKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(
+          dev_.arena, dev_.key_arena, d_blocks, nb, n, d_key_offset, d_key_size, d_value_offset,
+          d_value_size, d_bad);
       ACCELKV_CUDA_TRY("decode", cudaGetLastError());
     }
     out->key_offset->resize(n);
@@ -373,7 +391,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     out->value_offset->resize(n);
     out->value_size->resize(n);
     unsigned long long bad = 0;
-    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(in.key_arena, d_key_arena_, in.key_arena_size,
+    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(in.key_arena, dev_.key_arena, in.key_arena_size,
                                                cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->key_offset->data(), d_key_offset, n * 8,
                                                cudaMemcpyDeviceToHost, stream_));
@@ -397,27 +415,21 @@ class CudaKeySortDevice final : public KeySortDevice {
   Status EncodeStages(const EncodeJob& job, uint8_t* out,
                       std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const auto t0 = std::chrono::steady_clock::now();
-    const uint64_t n = job.entries.size();
+    Status s = CheckEncodeJob(job, dev_.kept_count);
+    if (!s.ok()) return s;
     const uint64_t nb = job.blocks.size();
-    EncodeEntry* d_entries = nullptr;
     EncodeBlock* d_blocks = nullptr;
     uint8_t* d_out = nullptr;
-    ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_entries, n));
     ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_blocks, nb));
     ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_out, job.out_size));
     ACCELKV_CUDA_TRY("encode",
-                     cudaMemcpyAsync(d_entries, job.entries.data(), n * sizeof(EncodeEntry),
-                                     cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("encode",
                      cudaMemcpyAsync(d_blocks, job.blocks.data(), nb * sizeof(EncodeBlock),
                                      cudaMemcpyHostToDevice, stream_));
-    if (n > 0) {
-      EncodeEntriesKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(d_arena_, d_key_arena_, d_entries,
-                                                                  n, d_blocks, d_out);
-      ACCELKV_CUDA_TRY("encode", cudaGetLastError());
-    }
     if (nb > 0) {
-      FinishBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(d_blocks, nb, d_out);
+      const EncodeSources src{dev_.arena,      dev_.key_arena,   dev_.kept,
+                              dev_.key_offset, dev_.key_size,    dev_.value_offset,
+                              dev_.value_size};
+      EncodeBlocksKernel<<<Grid(nb * 32), kThreads, 0, stream_>>>(src, d_blocks, nb, d_out);
       ACCELKV_CUDA_TRY("encode", cudaGetLastError());
     }
     ACCELKV_CUDA_TRY("encode",
@@ -427,7 +439,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // resident: the arenas are on the device already (DecodeKeys).
+  // resident: the arenas and the entry arrays are on the device already
+  // (DecodeKeys).
   Status RunStages(const KeySortInput& in, bool resident, KeySortOutput* out,
                    std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const GpuStage fail = InjectedFailure();
@@ -438,27 +451,24 @@ class CudaKeySortDevice final : public KeySortDevice {
     // alloc
     if (fail == GpuStage::kAlloc) return Injected(fail);
     BlockSpan* d_blocks = nullptr;
-    uint64_t* d_key_offset = nullptr;
-    uint32_t* d_key_size = nullptr;
     uint8_t* d_flags = nullptr;
     uint64_t* d_snapshots = nullptr;
     SortItem* d_items = nullptr;
     uint8_t* d_keep = nullptr;
     uint32_t* d_index = nullptr;
-    uint32_t* d_kept = nullptr;
     Counters* d_counters = nullptr;
-    if (!resident) ACCELKV_CUDA_TRY("alloc", AllocInput(in.arena_size, in.key_arena_size));
+    if (!resident) ACCELKV_CUDA_TRY("alloc", AllocInput(in.arena_size, in.key_arena_size, n));
+    uint64_t* const d_key_offset = dev_.key_offset;
+    uint32_t* const d_key_size = dev_.key_size;
+    uint32_t* const d_kept = dev_.kept;
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_blocks, nb));
-    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_key_offset, n));
-    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_key_size, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_flags, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_snapshots, ns));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_items, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_keep, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_index, n));
-    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_kept, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_counters, 1));
-    const KeyArrays keys{d_key_arena_, d_key_offset, d_key_size};
+    const KeyArrays keys{dev_.key_arena, d_key_offset, d_key_size};
     size_t sort_temp = 0;
     size_t select_temp = 0;
     if (n > 0) {  // an empty job sorts and selects nothing
@@ -476,16 +486,23 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (fail == GpuStage::kCopyIn) return Injected(fail);
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
     if (!resident) {
-      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_arena_, in.arena, in.arena_size,
+      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.arena, in.arena, in.arena_size,
                                                   cudaMemcpyHostToDevice, stream_));
-      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_arena_, in.key_arena, in.key_arena_size,
+      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.key_arena, in.key_arena, in.key_arena_size,
                                                   cudaMemcpyHostToDevice, stream_));
+      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_offset, in.key_offset.data(), n * 8,
+                                                  cudaMemcpyHostToDevice, stream_));
+      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_size, in.key_size.data(), n * 4,
+                                                  cudaMemcpyHostToDevice, stream_));
+      if (in.keep_for_encode) {
+        ACCELKV_CUDA_TRY("copy_in",
+                         cudaMemcpyAsync(dev_.value_offset, in.value_offset->data(), n * 8,
+                                         cudaMemcpyHostToDevice, stream_));
+        ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.value_size, in.value_size->data(), n * 4,
+                                                    cudaMemcpyHostToDevice, stream_));
+      }
     }
     ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_blocks, in.blocks.data(), nb * sizeof(BlockSpan),
-                                                cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_offset, in.key_offset.data(), n * 8,
-                                                cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_size, in.key_size.data(), n * 4,
                                                 cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("copy_in",
                      cudaMemcpyAsync(d_flags, in.flags.data(), n, cudaMemcpyHostToDevice, stream_));
@@ -499,7 +516,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // verify
     if (fail == GpuStage::kVerify) return Injected(fail);
     if (nb > 0)
-      VerifyKernel<<<Grid(nb), kThreads, 0, stream_>>>(d_arena_, d_blocks, nb, d_counters);
+      VerifyKernel<<<Grid(nb), kThreads, 0, stream_>>>(dev_.arena, d_blocks, nb, d_counters);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], stream_));
 
@@ -557,6 +574,52 @@ class CudaKeySortDevice final : public KeySortDevice {
       out->kept.clear();
       return Status::Corruption("gpu: compaction input holds a duplicated internal key");
     }
+    dev_.kept_count = c.num_kept;
+    if (in.keep_for_encode) return PlanStage(in, keys, out, stage_micros, mem);
+    return Status::OK();
+  }
+
+  // The plan inputs of the kept entries (PlanKernel), into the pinned plan
+  // buffer.
+  Status PlanStage(const KeySortInput& in, const KeyArrays& keys, KeySortOutput* out,
+                   std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t k = out->kept.size();
+    PlanEntry* d_plan = nullptr;
+    uint8_t* d_lists = nullptr;
+    uint64_t* d_offsets = nullptr;
+    const KeyList& gp = in.grandparents;
+    const KeyList& bounds = in.boundaries;
+    const uint64_t list_bytes = gp.bytes.size() + bounds.bytes.size();
+    const uint64_t list_offsets = gp.offsets.size() + bounds.offsets.size();
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_plan, k));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_lists, list_bytes));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_offsets, list_offsets));
+    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_lists, gp.bytes.data(), gp.bytes.size(),
+                                             cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_lists + gp.bytes.size(), bounds.bytes.data(),
+                                             bounds.bytes.size(), cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_offsets, gp.offsets.data(), gp.offsets.size() * 8,
+                                             cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("plan",
+                     cudaMemcpyAsync(d_offsets + gp.offsets.size(), bounds.offsets.data(),
+                                     bounds.offsets.size() * 8, cudaMemcpyHostToDevice, stream_));
+    const KeyListView d_gp{d_lists, d_offsets, gp.size()};
+    const KeyListView d_bounds{d_lists + gp.bytes.size(), d_offsets + gp.offsets.size(),
+                               bounds.size()};
+    uint8_t* host = nullptr;
+    Status s = plan_.Get(k * sizeof(PlanEntry), "plan", &host);
+    if (!s.ok()) return s;
+    if (k > 0) {
+      PlanKernel<<<Grid(k), kThreads, 0, stream_>>>(keys, dev_.value_size, dev_.kept, k, d_gp,
+                                                    d_bounds, in.hash_user_keys, d_plan);
+      ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+      ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host, d_plan, k * sizeof(PlanEntry),
+                                               cudaMemcpyDeviceToHost, stream_));
+    }
+    ACCELKV_CUDA_TRY("plan", cudaStreamSynchronize(stream_));
+    out->plan = reinterpret_cast<const PlanEntry*>(host);
+    (*stage_micros)["gpu_plan"] += MicrosSince(t0);
     return Status::OK();
   }
 
@@ -568,8 +631,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   PinnedBuffer key_arena_;  // HostKeyArena
   PinnedBuffer out_;        // HostOutput
   Counters* counters_ = nullptr;
-  uint8_t* d_arena_ = nullptr;  // device copies of the arenas (AllocInput)
-  uint8_t* d_key_arena_ = nullptr;
+  PinnedBuffer plan_;       // Run's plan inputs (KeySortOutput::plan)
+  Resident dev_;            // AllocInput
   HeldInput held_;     // the arenas Run kept for EncodeBlocks
   HeldInput decoded_;  // the arenas DecodeKeys left for Run
 };

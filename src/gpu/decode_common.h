@@ -98,13 +98,6 @@ ACCELKV_HD inline DecodedEntry LocateEntry(const uint8_t* arena, const DecodeBlo
   return d;
 }
 
-// Copies bytes [lane, size) in steps of `lanes` (a warp's lanes on the
-// device; 0 and 1 on the host).
-ACCELKV_HD inline void CopyStrided(uint8_t* dst, const uint8_t* src, uint64_t size, uint32_t lane,
-                                   uint32_t lanes) {
-  for (uint64_t k = lane; k < size; k += lanes) dst[k] = src[k];
-}
-
 // Materializes entry d's key (block b's prefix ++ its suffix) into the key
 // arena, the bytes [lane, ...) in steps of lanes.
 ACCELKV_HD inline void MaterializeKey(const uint8_t* arena, uint8_t* key_arena,

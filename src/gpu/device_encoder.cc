@@ -13,6 +13,7 @@
 #include "table/properties_block.h"
 #include "table/table_builder.h"
 #include "util/filename.h"
+#include "util/hash.h"
 #include "util/internal_key.h"
 #include "version/file_meta.h"
 
@@ -40,29 +41,33 @@ struct PlannedTable {
 // BlockLayoutTracker), filling the EncodeJob and the tables' index blocks,
 // properties and filters. Mirrors TableBuilder::Add/FlushDataBlock/
 // EstimatedFileSize/Finish step for step; the executor tests check the
-// result byte for byte.
+// result byte for byte. Per entry it reads only the device's dense plan
+// inputs (plan_common.h); a key itself only where a table or a block ends.
 class Planner {
  public:
-  Planner(const CompactionJobSpec& spec, const JobInput& input, EncodeJob* job)
-      : spec_(spec), input_(input), job_(job), splitter_(spec.compaction) {
+  Planner(const CompactionJobSpec& spec, const JobInput& input, const KeySortOutput& sorted,
+          EncodeJob* job)
+      : spec_(spec),
+        input_(input),
+        kept_(sorted.kept.data()),
+        plan_(sorted.plan),
+        job_(job),
+        splitter_(spec.compaction) {
     const Comparator* named = spec.table_options.user_comparator != nullptr
                                   ? spec.table_options.user_comparator
                                   : spec.table_options.comparator;
     comparator_name_ = named->Name();
   }
 
-  Status Add(uint32_t i) {
-    const char* key_arena = reinterpret_cast<const char*>(input_.keys.key_arena);
-    const Slice key(key_arena + input_.keys.key_offset[i], input_.keys.key_size[i]);
-    const uint32_t value_size = input_.value_size[i];
-    ParsedInternalKey parsed;
-    if (!ParseInternalKey(key, &parsed)) return Status::Corruption("gpu: encode: bad internal key");
-    // One comparison with the previous kept key serves the splitter and the
-    // filter (same user key?) and the open block's prefix (the least common
-    // prefix of adjacent keys: BlockLayoutTracker::AddSized).
-    const uint64_t shared =
-        CommonPrefixLength(last_key_.data(), key.data(), std::min(last_key_.size(), key.size()));
-    const bool same_user_key = last_key_.size() == key.size() && shared >= parsed.user_key.size();
+  // Kept entry k (output position k; called for k = 0, 1, ... in order).
+  Status Add(uint64_t k) {
+    const PlanEntry& e = plan_[k];
+    const uint64_t key_size = e.key_size;
+    const uint32_t value_size = e.value_size;
+    const uint64_t shared = e.shared;
+    const bool same_user_key = (e.flags & kPlanSameUserKey) != 0;
+    const uint64_t sequence = e.trailer >> 8;
+    const auto type = static_cast<ValueType>(e.trailer & 0xff);
     // The exact estimate only where the O(1) bound reaches the split size
     // (OutputSplitter::OutputBytes: the decision is the exact one's).
     const uint64_t current =
@@ -70,13 +75,14 @@ class Planner {
             ? splitter_.OutputBytes(EstimatedFileSize(/*bound=*/true),
                                     [this] { return EstimatedFileSize(/*bound=*/false); })
             : 0;
-    if (splitter_.ShouldStopBeforeKnown(key, same_user_key, current) && table_ != nullptr) {
+    if (splitter_.ShouldStopBeforeCounted(same_user_key, e.grandparents, e.boundaries, current) &&
+        table_ != nullptr) {
       Status s = FinishTable();
       if (!s.ok()) return s;
     }
     if (table_ == nullptr) StartTable();
 
-    const uint64_t entry_size = key.size() + value_size + 8;
+    const uint64_t entry_size = key_size + value_size + 8;
     TableProperties& p = table_->props;
     if (p.num_entries > 0) {
       // TableBuilder's rule floor(P_i / B) != floor(P_{i-1} / B), with
@@ -86,16 +92,17 @@ class Planner {
         if (!s.ok()) return s;
       }
     } else {
+      const Slice key = KeyAt(k);
       p.smallest_key.assign(key.data(), key.size());
-      p.smallest_seqno = parsed.sequence;
-      p.largest_seqno = parsed.sequence;
+      p.smallest_seqno = sequence;
+      p.largest_seqno = sequence;
     }
     // TableBuilder's guard (BlockBuilder::SizeBoundWith, then SizeWith).
     const uint64_t n = block_.NumEntries();
-    const uint64_t bound = BlockBuilder::SizeBound(block_key_bytes_ + key.size(),
+    const uint64_t bound = BlockBuilder::SizeBound(block_key_bytes_ + key_size,
                                                    block_value_bytes_ + value_size, n + 1);
     if (bound > BlockBuilder::kMaxBlockSize &&
-        block_.SizeWithSized(key.size(), value_size, shared) > BlockBuilder::kMaxBlockSize) {
+        block_.SizeWithSized(key_size, value_size, shared) > BlockBuilder::kMaxBlockSize) {
       // TableBuilder fails such a job; the CPU executor reruns it and says so.
       return Status::NotSupported("gpu: encode: entry too large for a block");
     }
@@ -106,32 +113,29 @@ class Planner {
       next_multiple_ = (prefix_prev_ / bs + 1) * bs;
     }
 
-    EncodeEntry e;
-    e.key_src = input_.keys.key_offset[i];
-    e.value_src = input_.value_offset[i];
-    e.key_size = static_cast<uint32_t>(key.size());
-    e.value_size = value_size;
-    e.block = static_cast<uint32_t>(job_->blocks.size());
-    e.slot = static_cast<uint32_t>(n);
-    e.key_dst = 0;  // set when the block closes and its prefix is known
-    e.value_dst = static_cast<uint32_t>(block_value_bytes_);
-    job_->entries.push_back(e);
-    block_.AddSized(key.size(), value_size, shared);
-    block_key_bytes_ += key.size();
+    if (n == 0) block_first_ = k;
+    block_.AddSized(key_size, value_size, shared);
+    block_key_bytes_ += key_size;
     block_value_bytes_ += value_size;
 
-    last_key_ = key;
-    // FilterBuilder::AddKey skips a repeated user key itself; not calling it
-    // for one is the same (the table's first key is always added).
-    if (table_->filter != nullptr && !(same_user_key && p.num_entries > 0)) {
-      table_->filter->AddKey(parsed.user_key);
+    last_ = k;
+    last_key_size_ = key_size;
+    // FilterBuilder::AddKey skips a repeated user key itself; not adding
+    // one is the same (the table's first key is always added). The device
+    // hashed every key whose user key differs from its predecessor's.
+    if (table_->filter != nullptr) {
+      if (!same_user_key) {
+        table_->filter->AddKeyHash(e.hash);
+      } else if (p.num_entries == 0) {
+        table_->filter->AddKeyHash(Hash64(KeyAt(k).data(), key_size - kInternalKeyTrailerSize));
+      }
     }
     p.num_entries++;
-    if (parsed.type == ValueType::kDeletion) p.num_deletions++;
-    p.raw_key_bytes += key.size();
+    if (type == ValueType::kDeletion) p.num_deletions++;
+    p.raw_key_bytes += key_size;
     p.raw_value_bytes += value_size;
-    p.smallest_seqno = std::min(p.smallest_seqno, parsed.sequence);
-    p.largest_seqno = std::max(p.largest_seqno, parsed.sequence);
+    p.smallest_seqno = std::min(p.smallest_seqno, sequence);
+    p.largest_seqno = std::max(p.largest_seqno, sequence);
     return Status::OK();
   }
 
@@ -158,11 +162,11 @@ class Planner {
       const Slice handle(kHandle, sizeof(kHandle));
       if (bound) {
         // BlockBuilder::CurrentSizeBound of the open block, SizeBoundWith of the index.
-        st.index_block_size = table_->index.SizeBoundWith(last_key_, handle);
+        st.index_block_size = table_->index.SizeBoundWith(LastKeyOfSize(), handle);
         st.data_block_size =
             BlockBuilder::SizeBound(block_key_bytes_, block_value_bytes_, block_.NumEntries());
       } else {
-        st.index_block_size = table_->index.SizeWith(last_key_, handle);
+        st.index_block_size = table_->index.SizeWith(KeyAt(last_), handle);
         st.data_block_size = block_.Size();  // AddSized keeps Layout() exact
       }
     }
@@ -171,10 +175,10 @@ class Planner {
     }
     // EstimateTableFileSize = fixed part (key sizes only; the comparator
     // name and smallest key are fixed per table) + variable part.
-    if (fixed_part_key_size_ != last_key_.size()) {
-      fixed_part_key_size_ = last_key_.size();
+    if (fixed_part_key_size_ != last_key_size_) {
+      fixed_part_key_size_ = last_key_size_;
       fixed_part_ = TableSizeFixedPart(table_->props.comparator_name.size(),
-                                       table_->props.smallest_key.size(), last_key_.size());
+                                       table_->props.smallest_key.size(), last_key_size_);
     }
     return fixed_part_ + TableSizeVariablePart(st);
   }
@@ -201,15 +205,13 @@ class Planner {
     block_value_bytes_ = 0;
   }
 
-  // Closes the open data block: its layout, its entries' suffix offsets
-  // (known once its prefix is) and its index entry.
+  // Closes the open data block: its layout and its index entry.
   Status FlushBlock() {
     if (block_.empty()) return Status::OK();
     const BlockLayout l = block_.Layout();
-    const size_t first = job_->entries.size() - l.n;
     EncodeBlock b;
     b.out_offset = table_->out_offset + offset_;
-    b.prefix_src = job_->entries[first].key_src;
+    b.first = block_first_;
     b.n = l.n;
     b.prefix_size = l.prefix_size;
     b.key_width = l.key_width;
@@ -217,14 +219,8 @@ class Planner {
     b.offset_width = l.offset_width;
     b.key_bytes = static_cast<uint32_t>(l.key_bytes);
     b.value_bytes = static_cast<uint32_t>(l.value_bytes);
-    if (EncodedBlockSize(b) != l.size) {
-      return Status::Corruption("gpu: encode: planned block size differs from its layout");
-    }
-    uint64_t suffix_end = 0;
-    for (size_t j = first; j < job_->entries.size(); ++j) {
-      EncodeEntry& e = job_->entries[j];
-      e.key_dst = static_cast<uint32_t>(suffix_end);
-      suffix_end += e.key_size - l.prefix_size;
+    if (EncodedBlockSize(b) != l.size || block_first_ + l.n != last_ + 1) {
+      return Status::Corruption("gpu: encode: planned block differs from its layout");
     }
     job_->blocks.push_back(b);
     BlockHandle handle;
@@ -235,15 +231,29 @@ class Planner {
     table_->props.data_bytes += handle.size + kBlockTrailerSize;
     char encoded[BlockHandle::kEncodedLength];
     handle.EncodeTo(encoded);
-    table_->index.Add(last_key_, Slice(encoded, sizeof(encoded)));
+    table_->index.Add(KeyAt(last_), Slice(encoded, sizeof(encoded)));
     ResetBlock();
     return Status::OK();
+  }
+
+  // Kept entry k's internal key, in the key arena.
+  Slice KeyAt(uint64_t k) const {
+    const uint32_t i = kept_[k];
+    return Slice(reinterpret_cast<const char*>(input_.keys.key_arena) + input_.keys.key_offset[i],
+                 input_.keys.key_size[i]);
+  }
+
+  // A key of the last entry's size (SizeBoundWith reads only its size).
+  Slice LastKeyOfSize() {
+    if (size_only_key_.size() < last_key_size_) size_only_key_.resize(last_key_size_);
+    return Slice(size_only_key_.data(), last_key_size_);
   }
 
   Status FinishTable() {
     Status s = FlushBlock();
     if (!s.ok()) return s;
-    table_->props.largest_key.assign(last_key_.data(), last_key_.size());
+    const Slice largest = KeyAt(last_);
+    table_->props.largest_key.assign(largest.data(), largest.size());
     table_->data_bytes = offset_;
     out_cursor_ += offset_;
     table_ = nullptr;
@@ -252,6 +262,8 @@ class Planner {
 
   const CompactionJobSpec& spec_;
   const JobInput& input_;
+  const uint32_t* const kept_;     // output order (entry indices)
+  const PlanEntry* const plan_;    // per kept entry
   EncodeJob* const job_;
   OutputSplitter splitter_;
   std::string comparator_name_;
@@ -261,10 +273,13 @@ class Planner {
   uint64_t prefix_prev_ = 0;                     // P_{i-1} (TableBuilder)
   uint64_t prefix_next_ = 0;                     // P_i
   uint64_t next_multiple_ = 0;                   // (floor(P_{i-1} / block_size) + 1) * block_size
-  Slice last_key_;                               // the last kept key (any table), in the key arena
+  uint64_t last_ = 0;                            // the last kept entry (any table)
+  uint64_t last_key_size_ = 0;                   // its key's size
+  std::string size_only_key_;                    // LastKeyOfSize's bytes
   uint64_t fixed_part_ = 0;                      // TableSizeFixedPart for the open table and
   uint64_t fixed_part_key_size_ = ~uint64_t{0};  // this last key size
   BlockLayoutTracker block_;      // the open data block (empty: none), fed by AddSized
+  uint64_t block_first_ = 0;      // its first entry's kept position
   uint64_t block_key_bytes_ = 0;  // its full keys' bytes (SizeBoundWith)
   uint64_t block_value_bytes_ = 0;
   uint64_t out_cursor_ = 0;  // end of the planned output
@@ -303,11 +318,14 @@ std::string TableTail(PlannedTable* t) {
 }  // namespace
 
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
-                             const std::vector<uint32_t>& kept, KeySortDevice* device,
+                             const KeySortOutput& sorted, KeySortDevice* device,
                              EncodeJob* scratch, CompactionJobResult* result) {
   if (spec.table_options.block_size == 0 ||
       spec.table_options.compression != CompressionType::kNone) {
     return Status::NotSupported("gpu: encode: table options the device encoder does not take");
+  }
+  if (sorted.plan == nullptr && !sorted.kept.empty()) {
+    return Status::InvalidArgument("gpu: encode: the device computed no plan inputs");
   }
   auto t = std::chrono::steady_clock::now();
   EncodeJob& job = *scratch;
@@ -315,31 +333,13 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   job.arena_size = input.keys.arena_size;
   job.key_arena = input.keys.key_arena;
   job.key_arena_size = input.keys.key_arena_size;
-  job.entries.clear();
   job.blocks.clear();
   job.out_size = 0;
-  job.entries.reserve(kept.size());
-  Planner planner(spec, input, &job);
+  Planner planner(spec, input, sorted, &job);
   Status s;
-  // kept is in key order, so its entries come from many input streams at
-  // once (one per input file): their per-entry arrays and keys are
-  // prefetched a few entries ahead (the arrays first, then, once its offset
-  // is cached, the key).
-  constexpr size_t kArraysAhead = 16;
-  constexpr size_t kKeyAhead = 8;
-  const uint8_t* key_arena = input.keys.key_arena;
-  const size_t n = kept.size();
-  for (size_t k = 0; k < n; ++k) {
-    if (k + kArraysAhead < n) {
-      const uint32_t j = kept[k + kArraysAhead];
-      __builtin_prefetch(&input.keys.key_offset[j]);
-      __builtin_prefetch(&input.keys.key_size[j]);
-      __builtin_prefetch(&input.value_offset[j]);
-      __builtin_prefetch(&input.value_size[j]);
-    }
-    if (k + kKeyAhead < n)
-      __builtin_prefetch(key_arena + input.keys.key_offset[kept[k + kKeyAhead]]);
-    s = planner.Add(kept[k]);
+  const uint64_t n = sorted.kept.size();
+  for (uint64_t k = 0; k < n; ++k) {
+    s = planner.Add(k);
     if (!s.ok()) return s;
   }
   s = planner.Finish();

@@ -1,12 +1,13 @@
 // Device encoding of a GPU compaction job's output tables (docs/GPU.md,
 // "Encode modes"). After the device has ordered and filtered the entries:
-//   plan (CPU)        walk the kept entries with sizes only, deciding output
+//   plan (CPU)        walk the kept entries' plan inputs (the device's
+//                     dense per-entry sizes, prefixes, hashes and split
+//                     counts: plan_common.h) deciding output
 //                     files (OutputSplitter over TableBuilder's size estimate)
 //                     and data blocks (the prefix-sum boundary rule) exactly
 //                     as TableBuilder would, each block's layout (shared
-//                     prefix, widths, end-offset width: BlockLayoutTracker)
-//                     and where every key suffix and value lands; gather the
-//                     table properties and filter keys;
+//                     prefix, widths, end-offset width: BlockLayoutTracker);
+//                     gather the table properties and filter hashes;
 //   gpu_encode        the device fills every data block and its trailer from
 //                     the key arena (keys) and the file arena (values);
 //   encode (CPU)      filter, properties and index blocks and the footer of
@@ -33,11 +34,12 @@
 namespace accelkv {
 namespace gpu {
 
-// Writes the output tables of the entries `kept` (indices into input's
-// entry arrays, in output order). *job is scratch, reused across jobs so its
-// per-entry array keeps its pages.
+// Writes the output tables of the entries sorted.kept (indices into
+// input's entry arrays, in output order) from the device's plan inputs
+// (sorted.plan, from a Run with keep_for_encode). *job is scratch, reused
+// across jobs so its block array keeps its pages.
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
-                             const std::vector<uint32_t>& kept, KeySortDevice* device,
+                             const KeySortOutput& sorted, KeySortDevice* device,
                              EncodeJob* job, CompactionJobResult* result);
 
 }  // namespace gpu

@@ -1,19 +1,20 @@
-// Data-block encoding shared bit for bit by the CUDA kernels
-// (cuda_key_sort_device.cu) and the host reference (host_key_sort_device.cc).
+// Data-block encoding shared bit for bit by the CUDA kernel
+// (EncodeBlocksKernel, cuda_key_sort_device.cu) and the host reference
+// (host_key_sort_device.cc).
 //
-// The CPU plans the output (device_encoder.cc): which kept entries go to
+// The CPU plans the output (device_encoder.cc: which kept entries go to
 // which table and data block, by TableBuilder's and OutputSplitter's rules,
-// each block's layout (BlockLayoutTracker: shared prefix P, key and value
-// widths, end-offset width W, section sizes) and where each entry's key
-// suffix and value land. The device then fills every data block
-// independently (docs/FORMAT.md, "Block"):
+// and each block's layout: shared prefix P, key and value widths,
+// end-offset width W, section sizes). A block's entries are consecutive in
+// the kept order, so a block is its first kept position and its count. The
+// device then fills every data block independently from the arrays it still
+// holds from the sort (docs/FORMAT.md, "Block"):
 //   | prefix (P) | key suffixes (KS) | values (V) | key_ends (VAR keys only) |
 //   | value_ends (VAR values only) | n, P, key_width, value_width (fixed32) |
-// per entry it copies the key suffix and the value and writes its end
-// offsets (only for VAR sections); per block it writes the footer, the
-// trailer's type byte and the masked CRC32C of contents ++ type ("Block
-// trailer"). The prefix is written by the block's first entry: its whole key
-// is the prefix followed by suffix 0, which starts the suffix section.
+// entry by entry it copies the key suffix and the value at the running ends
+// of their sections and writes those ends (only for VAR sections); then the
+// footer, the trailer's type byte and the masked CRC32C of contents ++ type
+// ("Block trailer"). The prefix comes from the block's first key.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,7 @@ inline constexpr uint64_t kBlockFooterSize = 16;
 // EncodedBlockSize), then its 5-byte trailer.
 struct EncodeBlock {
   uint64_t out_offset;
-  uint64_t prefix_src;    // key-arena offset of its first key (holds the prefix)
+  uint64_t first;         // its first entry's kept position
   uint32_t n;             // entries, >= 1
   uint32_t prefix_size;   // P
   uint32_t key_width;     // suffix length of every entry, or kVariableWidth
@@ -39,16 +40,17 @@ struct EncodeBlock {
   uint32_t value_bytes;   // V: the value section
 };
 
-// One entry of an output data block.
-struct EncodeEntry {
-  uint64_t key_src;    // key-arena offset of the full internal key
-  uint64_t value_src;  // file-arena offset of the value
-  uint32_t key_size;   // full key (>= the block's P)
-  uint32_t value_size;
-  uint32_t block;      // index of its EncodeBlock
-  uint32_t slot;       // its index within the block
-  uint32_t key_dst;    // its suffix's offset in the suffix section
-  uint32_t value_dst;  // its value's offset in the value section
+// Where a block's entries come from: kept[first + j] is entry j's index
+// into the per-input-entry arrays (the key arena's keys, the file arena's
+// values). Device pointers on the GPU, host pointers on the reference.
+struct EncodeSources {
+  const uint8_t* arena;      // file arena (values)
+  const uint8_t* key_arena;  // internal keys
+  const uint32_t* kept;      // output order
+  const uint64_t* key_offset;
+  const uint32_t* key_size;
+  const uint64_t* value_offset;
+  const uint32_t* value_size;
 };
 
 ACCELKV_HD inline uint64_t EncodedBlockSize(const EncodeBlock& b) {
@@ -64,22 +66,6 @@ ACCELKV_HD inline uint64_t KeyEndsOffset(const EncodeBlock& b) {
 
 ACCELKV_HD inline uint64_t ValueEndsOffset(const EncodeBlock& b) {
   return KeyEndsOffset(b) + (b.key_width == kVariableWidth ? uint64_t{b.n} * b.offset_width : 0);
-}
-
-// The bytes of entry e's key it writes: [KeySkip, key_size). Entry 0 writes
-// its whole key (prefix ++ suffix 0, contiguous at the block's start), every
-// other entry its suffix only.
-ACCELKV_HD inline uint32_t KeySkip(const EncodeBlock& b, const EncodeEntry& e) {
-  return e.slot == 0 ? 0 : b.prefix_size;
-}
-
-// Where in out those key bytes go.
-ACCELKV_HD inline uint64_t KeyDst(const EncodeBlock& b, const EncodeEntry& e) {
-  return b.out_offset + KeySkip(b, e) + e.key_dst;
-}
-
-ACCELKV_HD inline uint64_t ValueDst(const EncodeBlock& b, const EncodeEntry& e) {
-  return b.out_offset + b.prefix_size + b.key_bytes + e.value_dst;
 }
 
 ACCELKV_HD inline void StoreFixed32(uint8_t* p, uint32_t v) {
@@ -99,16 +85,37 @@ ACCELKV_HD inline void StoreEnd(uint8_t* p, uint32_t width, uint32_t v) {
   }
 }
 
-// Writes entry e's key_ends and value_ends slots (those of VAR sections).
-ACCELKV_HD inline void WriteEntryEnds(uint8_t* out, const EncodeBlock& b, const EncodeEntry& e) {
-  const uint64_t slot = uint64_t{e.slot} * b.offset_width;
-  if (b.key_width == kVariableWidth) {
-    StoreEnd(out + b.out_offset + KeyEndsOffset(b) + slot, b.offset_width,
-             e.key_dst + (e.key_size - b.prefix_size));
-  }
-  if (b.value_width == kVariableWidth) {
-    StoreEnd(out + b.out_offset + ValueEndsOffset(b) + slot, b.offset_width,
-             e.value_dst + e.value_size);
+// Copies block b's entries (kept positions [b.first, b.first + b.n)) into
+// out: the prefix, each key suffix and value at its section's running end,
+// and those ends for VAR sections (lane 0). Bytes [lane, ...) in steps of
+// lanes (a warp's lanes on the device; 0 and 1 on the host).
+ACCELKV_HD inline void EncodeBlockEntries(const EncodeSources& src, const EncodeBlock& b,
+                                          uint8_t* out, uint32_t lane, uint32_t lanes) {
+  uint8_t* const base = out + b.out_offset;
+  uint8_t* const suffixes = base + b.prefix_size;
+  uint8_t* const values = suffixes + b.key_bytes;
+  uint8_t* const key_ends = base + KeyEndsOffset(b);
+  uint8_t* const value_ends = base + ValueEndsOffset(b);
+  uint64_t key_end = 0;
+  uint64_t value_end = 0;
+  for (uint32_t j = 0; j < b.n; ++j) {
+    const uint32_t i = src.kept[b.first + j];
+    const uint8_t* key = src.key_arena + src.key_offset[i];
+    const uint32_t suffix = src.key_size[i] - b.prefix_size;
+    const uint32_t value = src.value_size[i];
+    if (j == 0) CopyStrided(base, key, b.prefix_size, lane, lanes);
+    CopyStrided(suffixes + key_end, key + b.prefix_size, suffix, lane, lanes);
+    CopyStrided(values + value_end, src.arena + src.value_offset[i], value, lane, lanes);
+    key_end += suffix;
+    value_end += value;
+    if (lane == 0 && b.key_width == kVariableWidth) {
+      StoreEnd(key_ends + uint64_t{j} * b.offset_width, b.offset_width,
+               static_cast<uint32_t>(key_end));
+    }
+    if (lane == 0 && b.value_width == kVariableWidth) {
+      StoreEnd(value_ends + uint64_t{j} * b.offset_width, b.offset_width,
+               static_cast<uint32_t>(value_end));
+    }
   }
 }
 

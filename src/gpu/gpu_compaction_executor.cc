@@ -73,20 +73,24 @@ GpuStage InjectedFailure() {
 
 uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_bytes,
                                     uint64_t entries, uint64_t blocks) {
-  // Both arenas stay from copy_in to the end of the encode. Sort phase per
-  // entry: key offset (8) + key size (4) + flags (1) + two sort item arrays
-  // (32) + merge-sort scratch (~16) + keep flag (1) + index and kept index
-  // (8), rounded up. Encode phase: the output data blocks (each block's
-  // prefix and suffixes are at most its keys, so at most the key arena plus
-  // the values plus two 4-byte end offsets per entry and 21 bytes of footer
-  // and trailer per block) and the plan; output blocks are counted like the
-  // input's. The larger phase is what must fit beside the arenas.
-  constexpr uint64_t kPerEntry = 72;
+  // Both arenas and the per-entry arrays stay from decode to the end of the
+  // encode: key offset and size, value offset and size (24), the kept order
+  // (4). Sort phase per entry: flags (1) + two sort item arrays (32) +
+  // merge-sort scratch (~16) + keep flag (1) + index (4), then the plan
+  // inputs (sizeof(PlanEntry)); rounded up. Encode phase: the output data
+  // blocks (each block's prefix and suffixes are at most its keys, so at
+  // most the key arena plus the values plus two 4-byte end offsets per
+  // entry and 21 bytes of footer and trailer per block) and the planned
+  // blocks; output blocks are counted like the input's. The larger phase is
+  // what must fit beside what stays.
+  constexpr uint64_t kResidentPerEntry = 32;
+  constexpr uint64_t kSortPerEntry = 56 + sizeof(PlanEntry);
   constexpr uint64_t kSlack = 32ull << 20;
-  const uint64_t sort = entries * kPerEntry + blocks * sizeof(BlockSpan);
+  const uint64_t sort = entries * kSortPerEntry + blocks * sizeof(BlockSpan);
   const uint64_t out = arena_bytes + key_arena_bytes + 8 * entries + 21 * blocks;
-  const uint64_t encode = out + entries * sizeof(EncodeEntry) + blocks * sizeof(EncodeBlock);
-  return arena_bytes + key_arena_bytes + std::max(sort, encode) + kSlack;
+  const uint64_t encode = out + blocks * sizeof(EncodeBlock);
+  return arena_bytes + key_arena_bytes + entries * kResidentPerEntry + std::max(sort, encode) +
+         kSlack;
 }
 
 #if !defined(ACCELKV_WITH_CUDA)
@@ -215,13 +219,14 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   result->bytes_read = input.keys.arena_size;
 
   // "decode" (CPU: layouts, flags), "copy_in" and "gpu_decode" (the keys).
-  s = gpu::DecodeInputTables(spec, device_.get(), &input, &result->stage_micros);
+  s = gpu::DecodeInputTables(spec, device_.get(), &input, &result->stage_micros,
+                             &result->cpu_seconds);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n;
 
   const bool device_encode = UseDeviceEncode(input);
-  input.keys.keep_for_encode = device_encode;
+  if (device_encode) SetPlanInputs(spec, &input);
   gpu::KeySortOutput out;
   s = device_->Run(input.keys, &out, &result->stage_micros);
   if (s.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
@@ -234,13 +239,30 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   if (!s.ok()) return s;
   result->dropped_entries = n - out.kept.size();
   if (device_encode) {
-    return gpu::EncodeOutputsOnDevice(spec, input, out.kept, device_.get(), encode_job_.get(),
+    return gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), encode_job_.get(),
                                       result);
   }
   if (gpu::InjectedFailure() == GpuStage::kEncode) {
     return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
   }
   return gpu::AssembleOutputs(spec, input, out.kept, result);
+}
+
+void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input) {
+  gpu::KeySortInput& keys = input->keys;
+  keys.keep_for_encode = true;
+  keys.value_offset = &input->value_offset;
+  keys.value_size = &input->value_size;
+  keys.hash_user_keys = spec.table_options.bloom_bits_per_key > 0;
+  keys.grandparents.Clear();
+  for (const FileMetaPtr& f : spec.compaction->grandparents()) {
+    const Slice largest = f->largest.Encode();
+    keys.grandparents.Add(reinterpret_cast<const uint8_t*>(largest.data()), largest.size());
+  }
+  keys.boundaries.Clear();
+  for (const std::string& b : spec.compaction->subcompaction_boundaries()) {
+    keys.boundaries.Add(reinterpret_cast<const uint8_t*>(b.data()), b.size());
+  }
 }
 
 bool GpuCompactionExecutor::UseDeviceEncode(const gpu::JobInput& input) const {

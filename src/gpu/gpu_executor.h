@@ -1,19 +1,20 @@
 // GpuCompactionExecutor: runs a compaction job with the GPU doing the
 // data-parallel middle (docs/GPU.md):
 //   read (CPU: input files whole into one pinned file arena)
-//   -> decode (CPU: footer, index, every block's layout; every entry's
-//      internal key materialized (block prefix ++ suffix) into a pinned key
-//      arena, its value located in the file arena, IsBaseLevelForKey for
-//      tombstones; all bounds-checked)
-//   -> copy_in (both arenas), verify (GPU: CRC32C of every data, filter and
-//      properties block), sort (GPU: internal-key order, CUB merge sort over
-//      8-byte key prefixes with full-key tie-breaks), dedup (GPU:
+//   -> decode (CPU: footer, index, every block's layout, the key arena's
+//      layout; GPU: every entry's internal key materialized (block prefix ++
+//      suffix) into the key arena, its value located in the file arena;
+//      CPU: IsBaseLevelForKey for tombstones; all bounds-checked)
+//   -> verify (GPU: CRC32C of every data, filter and properties block),
+//      sort (GPU: internal-key order, CUB merge sort over 8-byte key
+//      prefixes with full-key tie-breaks), dedup (GPU:
 //      ObsoleteVersionFilter's rule per entry and predecessor, CUB select),
 //      copy_out (kept order)
 //   -> encode: keys-only mode (CPU: the same TableBuilder + OutputSplitter
 //      calls as CpuCompactionExecutor, keys from the key arena, values in
-//      place from the file arena) or device-encode mode (CPU plan, GPU data
-//      blocks, CPU filter/properties/index/footer: device_encoder.h)
+//      place from the file arena) or device-encode mode (GPU: plan inputs
+//      per kept entry; CPU: the plan over them; GPU: data blocks; CPU:
+//      filter/properties/index/footer: device_encoder.h)
 //   -> write (CPU: each output written, fsynced, closed).
 // Output files are byte-identical to the CPU executor's in both modes.
 //
@@ -119,6 +120,9 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   Status RunLocked(const CompactionJobSpec& spec, CompactionJobResult* result);
   // Device-encode mode for this job (see device_encode_max_avg_value).
   bool UseDeviceEncode(const gpu::JobInput& input) const;
+  // Sets input->keys up for device-encode mode: keep_for_encode, the value
+  // arrays, the splitter's grandparents and boundaries, bloom hashing.
+  static void SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input);
   void RecordOutcome(const Status& s, const CompactionJobResult& result);
   uint64_t NowMicros() const;
 

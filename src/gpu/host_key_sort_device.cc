@@ -45,15 +45,14 @@ class HostKeySortDevice final : public KeySortDevice {
     if (InjectedFailure() == GpuStage::kEncode) {
       return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
     }
+    s = CheckEncodeJob(job, kept_.size());
+    if (!s.ok()) return s;
     const auto t = std::chrono::steady_clock::now();
-    for (const EncodeEntry& e : job.entries) {
-      const EncodeBlock& b = job.blocks[e.block];
-      const uint32_t skip = KeySkip(b, e);
-      std::memcpy(out + KeyDst(b, e), job.key_arena + e.key_src + skip, e.key_size - skip);
-      std::memcpy(out + ValueDst(b, e), job.arena + e.value_src, e.value_size);
-      WriteEntryEnds(out, b, e);
-    }
+    const EncodeSources src{job.arena,           job.key_arena,        kept_.data(),
+                            key_offset_.data(),  key_size_.data(),     value_offset_.data(),
+                            value_size_.data()};
     for (const EncodeBlock& b : job.blocks) {
+      EncodeBlockEntries(src, b, out, 0, 1);
       WriteBlockFooter(out, b);
       WriteBlockCrc(crc_table_, out, b);
     }
@@ -89,8 +88,29 @@ class HostKeySortDevice final : public KeySortDevice {
   Status Run(const KeySortInput& in, KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
     held_.Release();
-    const Status s = RunStages(in, out, stage_micros);
-    if (s.ok() && in.keep_for_encode) held_.Hold(in);
+    out->plan = nullptr;
+    Status s = in.CheckEncodeInputs();
+    if (s.ok()) s = RunStages(in, out, stage_micros);
+    if (s.ok() && in.keep_for_encode) {
+      // The plan inputs (PlanKernel's work), and what EncodeBlocks reads.
+      const auto t = std::chrono::steady_clock::now();
+      const KeyArrays keys{in.key_arena, in.key_offset.data(), in.key_size.data()};
+      const KeyListView gp = in.grandparents.View();
+      const KeyListView bounds = in.boundaries.View();
+      plan_.resize(out->kept.size());
+      for (uint64_t k = 0; k < out->kept.size(); ++k) {
+        plan_[k] = MakePlanEntry(keys, in.value_size->data(), out->kept.data(), k, gp, bounds,
+                                 in.hash_user_keys);
+      }
+      out->plan = plan_.data();
+      kept_ = out->kept;
+      key_offset_ = in.key_offset;
+      key_size_ = in.key_size;
+      value_offset_ = *in.value_offset;
+      value_size_ = *in.value_size;
+      held_.Hold(in);
+      (*stage_micros)["gpu_plan"] += MicrosSince(t);
+    }
     return s;
   }
 
@@ -187,6 +207,13 @@ class HostKeySortDevice final : public KeySortDevice {
   Buffer key_arena_;
   Buffer out_;
   HeldInput held_;
+  // Run's plan inputs, and the entries and kept order EncodeBlocks reads.
+  std::vector<PlanEntry> plan_;
+  std::vector<uint32_t> kept_;
+  std::vector<uint64_t> key_offset_;
+  std::vector<uint32_t> key_size_;
+  std::vector<uint64_t> value_offset_;
+  std::vector<uint32_t> value_size_;
 };
 
 }  // namespace

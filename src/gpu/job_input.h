@@ -75,9 +75,12 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
 // and keys.snapshots last. Corruption for malformed bytes, with the table
 // file. Aborted("gpu: alloc: ...") when the job needs more device memory
 // than the budget (KeySortDevice::BytesNeeded), which is known only once the
-// key arena's size is. Adds the CPU's time under "decode".
+// key arena's size is. The tables' blocks are validated on up to
+// FileThreads threads, whose CPU seconds are added to *helper_cpu_seconds.
+// Adds the CPU's time under "decode".
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
-                         std::map<std::string, uint64_t>* stage_micros);
+                         std::map<std::string, uint64_t>* stage_micros,
+                         double* helper_cpu_seconds);
 
 }  // namespace gpu
 }  // namespace accelkv

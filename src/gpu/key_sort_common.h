@@ -78,6 +78,13 @@ ACCELKV_HD inline uint64_t LoadFixed64(const uint8_t* p) {
   return uint64_t{LoadFixed32(p)} | (uint64_t{LoadFixed32(p + 4)} << 32);
 }
 
+// Copies bytes [lane, size) in steps of `lanes` (a warp's lanes on the
+// device; 0 and 1 on the host).
+ACCELKV_HD inline void CopyStrided(uint8_t* dst, const uint8_t* src, uint64_t size, uint32_t lane,
+                                   uint32_t lanes) {
+  for (uint64_t k = lane; k < size; k += lanes) dst[k] = src[k];
+}
+
 // True when the stored masked CRC32C of the block matches its bytes.
 // REQUIRES: arena holds span.offset + span.size + 5 bytes.
 ACCELKV_HD inline bool BlockChecksumOk(const uint32_t* table, const uint8_t* arena,

@@ -33,9 +33,27 @@
 #include "gpu/encode_common.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/key_sort_common.h"
+#include "gpu/plan_common.h"
 
 namespace accelkv {
 namespace gpu {
+
+// An ascending list of keys in one byte array (KeyListView's host side).
+struct KeyList {
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> offsets{0};  // size() + 1 entries
+
+  void Add(const uint8_t* key, uint64_t size) {
+    bytes.insert(bytes.end(), key, key + size);
+    offsets.push_back(bytes.size());
+  }
+  uint32_t size() const { return static_cast<uint32_t>(offsets.size() - 1); }
+  void Clear() {
+    bytes.clear();
+    offsets.assign(1, 0);
+  }
+  KeyListView View() const { return KeyListView{bytes.data(), offsets.data(), size()}; }
+};
 
 struct KeySortInput {
   const uint8_t* arena = nullptr;  // file arena, from HostArena(); arena_size bytes
@@ -47,11 +65,33 @@ struct KeySortInput {
   std::vector<uint32_t> key_size;    // per entry, >= 8
   std::vector<uint8_t> flags;        // per entry, kFlagBaseLevel
   std::vector<uint64_t> snapshots;   // ascending, distinct
-  // Run keeps both arenas on the device after it returns OK, for the
-  // EncodeBlocks call that follows (device-encode mode).
+  // Device-encode mode: Run also computes the plan inputs
+  // (KeySortOutput::plan, plan_common.h) and keeps both arenas, the entry
+  // arrays and the kept order on the device after it returns OK, for the
+  // EncodeBlocks call that follows.
   bool keep_for_encode = false;
+  // With keep_for_encode: per entry, its value in the file arena (required:
+  // num_entries() each; the CUDA device uploads them unless DecodeKeys left
+  // them on it), the grandparent files' largest internal keys and the
+  // subcompaction boundaries (user keys), both ascending, and whether to
+  // hash the user keys (bloom filter).
+  const std::vector<uint64_t>* value_offset = nullptr;
+  const std::vector<uint32_t>* value_size = nullptr;
+  KeyList grandparents;
+  KeyList boundaries;
+  bool hash_user_keys = false;
 
   uint64_t num_entries() const { return key_offset.size(); }
+  // OK unless keep_for_encode is set without both value arrays of
+  // num_entries() each (InvalidArgument).
+  Status CheckEncodeInputs() const {
+    if (!keep_for_encode) return Status::OK();
+    if (value_offset == nullptr || value_size == nullptr ||
+        value_offset->size() != num_entries() || value_size->size() != num_entries()) {
+      return Status::InvalidArgument("gpu: keep_for_encode needs every entry's value");
+    }
+    return Status::OK();
+  }
 };
 
 // DecodeKeys' input: the validated data blocks of the file arena that hold
@@ -77,13 +117,17 @@ struct DecodeOutput {
 
 struct KeySortOutput {
   std::vector<uint32_t> kept;  // entry indices in internal-key order
+  // With keep_for_encode: kept.size() PlanEntry, in output order; owned by
+  // the device (pinned on the GPU backend), valid until its next call.
+  const PlanEntry* plan = nullptr;
   // Index into KeySortInput::blocks of a block whose checksum failed (the
   // lowest one) when Run returned Corruption for a checksum; else ~0.
   uint64_t bad_block = ~uint64_t{0};
 };
 
 // The data blocks of a job's output tables, planned by the CPU
-// (device_encoder.h) for the device to fill (encode_common.h).
+// (device_encoder.h) for the device to fill (encode_common.h) from the
+// entries and the kept order the last Run left on it.
 struct EncodeJob {
   // The arenas of the KeySortInput the last Run took (values: file arena;
   // keys: key arena).
@@ -91,10 +135,23 @@ struct EncodeJob {
   uint64_t arena_size = 0;
   const uint8_t* key_arena = nullptr;
   uint64_t key_arena_size = 0;
-  std::vector<EncodeEntry> entries;  // in output order
-  std::vector<EncodeBlock> blocks;   // in output order
-  uint64_t out_size = 0;             // bytes of every block with its trailer
+  std::vector<EncodeBlock> blocks;  // in output order, covering the kept entries in order
+  uint64_t out_size = 0;            // bytes of every block with its trailer
 };
+
+// OK when every block of job takes kept positions inside [0, kept) and
+// lies inside out[0, job.out_size) with its trailer; else InvalidArgument
+// (a planning bug must not write outside the buffers).
+inline Status CheckEncodeJob(const EncodeJob& job, uint64_t kept) {
+  for (const EncodeBlock& b : job.blocks) {
+    const uint64_t end = b.out_offset + EncodedBlockSize(b) + 5;
+    if (b.n == 0 || b.first > kept || b.n > kept - b.first || end > job.out_size ||
+        end < b.out_offset) {
+      return Status::InvalidArgument("gpu: encode: a planned block lies outside the job");
+    }
+  }
+  return Status::OK();
+}
 
 // Which arenas a device holds for EncodeBlocks: those of the last Run with
 // keep_for_encode that returned OK (both devices check it, so the host
@@ -156,9 +213,11 @@ class KeySortDevice {
   // Fills every planned data block of job into out[0, job.out_size) (from
   // HostOutput): prefix, key suffixes, values, end offsets, footer, trailer.
   // Adds its time under "gpu_encode". Aborted("gpu: encode: ...") on any
-  // failure. REQUIRES: the last Run returned OK with keep_for_encode over
-  // job's arenas (the CUDA device reuses their device copies, then frees
-  // them; it returns Aborted when they are not there).
+  // failure, and InvalidArgument for a block outside the kept entries.
+  // REQUIRES: the last Run returned OK with keep_for_encode over job's
+  // arenas (the CUDA device reuses their device copies, the entry arrays
+  // and the kept order, then frees them; it returns Aborted when they are
+  // not there).
   virtual Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
                               std::map<std::string, uint64_t>* stage_micros) = 0;
 
@@ -174,15 +233,16 @@ class KeySortDevice {
 
   // Materializes every entry's internal key into in.key_arena and fills
   // *out (decode_common.h; a warp per entry on the GPU, which then keeps the
-  // file arena and the key arena it built for the Run that follows, so Run
-  // uploads neither; the keys come back in one copy because the CPU plan
-  // reads them). Adds its stage times under "copy_in" (the file arena) and
+  // file arena, the key arena it built and the entry arrays for the Run
+  // that follows, so Run uploads none of them; the keys come back in one
+  // copy because the CPU reads some of them). Adds its stage times under "copy_in" (the file arena) and
   // "gpu_decode". Aborted("gpu: decode: ...") on a device failure.
   virtual Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
                             std::map<std::string, uint64_t>* stage_micros) = 0;
 
   // Verifies, sorts and filters; adds its stage times (micros) under
-  // "copy_in", "verify", "sort", "dedup", "copy_out".
+  // "copy_in", "verify", "sort", "dedup", "copy_out" and, with
+  // keep_for_encode, "gpu_plan" (the plan inputs).
   virtual Status Run(const KeySortInput& in, KeySortOutput* out,
                      std::map<std::string, uint64_t>* stage_micros) = 0;
 };

@@ -234,7 +234,7 @@ class OpaqueBytewise final : public Comparator {
 // ShouldStopBefore (bytewise fast path and virtual comparator) and
 // ShouldStopBeforeKnown with a caller-computed same_user_key decide the same
 // on random key sequences with grandparents, subcompaction boundaries and
-// size limits hit exactly.
+// size limits hit exactly; so does ShouldStopBeforeCounted given the counts.
 TEST_F(OutputSplitterTest, FastPathsDecideAsTheGeneralRule) {
   const OpaqueBytewise opaque;
   const InternalKeyComparator opaque_icmp(&opaque);
@@ -262,7 +262,7 @@ TEST_F(OutputSplitterTest, FastPathsDecideAsTheGeneralRule) {
     p.max_grandparent_overlap_bytes = 50 + next(200);
     const Compaction fast(p, &icmp_);
     const Compaction slow(p, &opaque_icmp);
-    OutputSplitter a(&fast), b(&slow), known(&fast);
+    OutputSplitter a(&fast), b(&slow), known(&fast), counted(&fast);
     std::string last_user;
     uint32_t k = 0;
     SequenceNumber seq = 1000;
@@ -274,6 +274,14 @@ TEST_F(OutputSplitterTest, FastPathsDecideAsTheGeneralRule) {
       const bool expected = a.ShouldStopBefore(key, size);
       ASSERT_EQ(expected, b.ShouldStopBefore(key, size)) << round << " " << i;
       ASSERT_EQ(expected, known.ShouldStopBeforeKnown(key, i > 0 && u == last_user, size))
+          << round << " " << i;
+      // The GPU plan's form: steps 1 and 4 as counts found by search.
+      size_t below = 0;
+      for (const FileMetaPtr& g : p.grandparents) below += icmp_.Compare(g->largest.Encode(), key) < 0;
+      size_t bounds = 0;
+      for (const std::string& bound : p.subcompaction_boundaries) bounds += bound <= u;
+      ASSERT_EQ(expected,
+                counted.ShouldStopBeforeCounted(i > 0 && u == last_user, below, bounds, size))
           << round << " " << i;
       last_user = u;
     }

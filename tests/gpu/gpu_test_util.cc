@@ -162,6 +162,14 @@ GpuJob MakeRandomJob(Random* rnd, Env* env, const std::string& dbname, const Tab
     p.grandparents = l2;
     p.deeper_levels.push_back(l2);
   }
+  // Subcompaction boundaries (user keys) in half the jobs: every executor
+  // cuts its output there.
+  if (rnd->OneIn(2)) {
+    std::set<std::string> bounds;
+    const int nb = 1 + static_cast<int>(rnd->Uniform(3));
+    for (int i = 0; i < nb; ++i) bounds.insert(pool[rnd->Uniform(static_cast<int>(pool.size()))]);
+    p.subcompaction_boundaries.assign(bounds.begin(), bounds.end());
+  }
   p.max_output_file_size = 4096 + rnd->Uniform(64 * 1024);
   p.max_grandparent_overlap_bytes = 10000 + rnd->Uniform(200000);
   job.compaction = std::make_unique<Compaction>(p, icmp);
