@@ -1,11 +1,20 @@
 #include "compact_workload.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <mutex>
 #include <thread>
+
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#endif
 
 #include "compact_job.h"
 #include "compaction/cpu_compaction_executor.h"
@@ -22,22 +31,171 @@ namespace accelkv_bench {
 
 using accelkv::CompactionJobResult;
 using accelkv::FileMetaData;
+using accelkv::FileMetaPtr;
 using accelkv::Status;
 
 namespace {
 
-constexpr const char* kDbName = "/compact";
+constexpr const char* kMemDbName = "/compact";
+
+// Where the job's files live: the in-memory Env, or the file system under
+// --compact-dir.
+struct JobPlace {
+  accelkv::Env* env = nullptr;
+  std::string dbname;
+  bool disk = false;
+  bool created_dir = false;  // disk: the workload made the directory
+};
+
+// The outcome of dropping the inputs from the page cache before a run.
+struct CacheDrop {
+  bool dropped = false;
+  uint64_t resident_bytes = 0;  // input bytes still cached afterwards
+};
+
+#if defined(__linux__)
+// Writes the file's dirty pages back (fdatasync; the inputs are written
+// without a sync, and dirty pages cannot be dropped), asks the kernel to drop
+// its cached pages (posix_fadvise DONTNEED, advice the kernel may ignore:
+// tmpfs does), then counts the bytes still resident with mincore over a
+// read-only mapping (mapping faults nothing in). False on a failed call.
+bool DropFileCache(const std::string& fname, uint64_t* resident) {
+  const int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::fdatasync(fd) == 0 && ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ok = false;
+  } else if (st.st_size > 0) {
+    const size_t len = static_cast<size_t>(st.st_size);
+    void* base = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+      ok = false;
+    } else {
+      const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+      std::vector<unsigned char> pages((len + page - 1) / page);
+      if (::mincore(base, len, pages.data()) == 0) {
+        for (size_t i = 0; i < pages.size(); i++) {
+          if (pages[i] & 1) *resident += std::min(page, len - i * page);
+        }
+      } else {
+        ok = false;
+      }
+      ::munmap(base, len);
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+// The file system type of path, by statfs magic ("" when statfs fails).
+std::string FileSystemType(const std::string& path) {
+  struct statfs st;
+  if (::statfs(path.c_str(), &st) != 0) return "";
+  switch (static_cast<unsigned long>(st.f_type)) {
+    case 0xEF53:
+      return "ext2/3/4";  // one magic for the three
+    case 0x58465342:
+      return "xfs";
+    case 0x9123683E:
+      return "btrfs";
+    case 0x01021994:
+      return "tmpfs";
+    case 0x794C7630:
+      return "overlayfs";
+    case 0x6969:
+      return "nfs";
+    case 0x2FC12FC1:
+      return "zfs";
+    case 0xF2F52010:
+      return "f2fs";
+    default:
+      break;
+  }
+  char hex[32];
+  std::snprintf(hex, sizeof(hex), "0x%lx", static_cast<unsigned long>(st.f_type));
+  return hex;
+}
+#else
+bool DropFileCache(const std::string&, uint64_t*) { return false; }
+std::string FileSystemType(const std::string&) { return ""; }
+#endif
+
+// Drops every input file of job from the page cache (disk only).
+CacheDrop DropInputCache(const CompactJob& job, const JobPlace& place) {
+  CacheDrop drop;
+  bool ok = true;
+  for (int which = 0; which < 2; which++) {
+    for (const FileMetaPtr& f : job.compaction().inputs(which)) {
+      const std::string fname = accelkv::TableFileName(place.dbname, f->number);
+      if (!DropFileCache(fname, &drop.resident_bytes)) ok = false;
+    }
+  }
+  drop.dropped = ok && drop.resident_bytes == 0;
+  return drop;
+}
+
+// Disk: makes the directory, or checks that an existing one holds no table
+// files (the job's would overwrite them, and the cleanup removes every
+// table file there). False and *why when it cannot be used.
+bool PrepareDir(JobPlace* place, std::string* why) {
+  accelkv::Env* env = place->env;
+  if (env->FileExists(place->dbname)) {
+    std::vector<std::string> children;
+    Status s = env->GetChildren(place->dbname, &children);
+    if (!s.ok()) {
+      *why = s.ToString();
+      return false;
+    }
+    for (const std::string& child : children) {
+      uint64_t number = 0;
+      accelkv::FileType type;
+      if (accelkv::ParseFileName(child, &number, &type) && type == accelkv::FileType::kTableFile) {
+        *why = place->dbname + " holds table files already (" + child +
+               "); remove them or choose another --compact-dir";
+        return false;
+      }
+    }
+    return true;
+  }
+  Status s = env->CreateDir(place->dbname);
+  if (!s.ok()) {
+    *why = s.ToString();
+    return false;
+  }
+  place->created_dir = true;
+  return true;
+}
+
+// Disk: removes every table file under the directory (PrepareDir saw none
+// before the job), and the directory when the workload made it.
+void CleanUpDir(const JobPlace& place) {
+  std::vector<std::string> children;
+  if (!place.env->GetChildren(place.dbname, &children).ok()) return;
+  for (const std::string& child : children) {
+    uint64_t number = 0;
+    accelkv::FileType type;
+    if (accelkv::ParseFileName(child, &number, &type) && type == accelkv::FileType::kTableFile) {
+      place.env->RemoveFile(place.dbname + "/" + child);
+    }
+  }
+  if (place.created_dir) place.env->RemoveDir(place.dbname);
+}
 
 // Runs the job once on executor; *files gets the outputs' bytes in key
 // order, and the output files are removed (the next run reuses numbers).
-Status RunOnce(accelkv::CompactionExecutor* executor, const CompactJob& job, accelkv::Env* env,
+// On disk the inputs are first dropped from the page cache (*drop).
+Status RunOnce(accelkv::CompactionExecutor* executor, const CompactJob& job, const JobPlace& place,
                CompactionJobResult* result, std::vector<std::string>* files, double* seconds,
-               double* cpu_sec) {
-  accelkv::TableCache cache(kDbName, env, job.table_options(), 1000);
+               double* cpu_sec, CacheDrop* drop) {
+  accelkv::Env* const env = place.env;
+  const std::string& dbname = place.dbname;
+  if (place.disk) *drop = DropInputCache(job, place);
+  accelkv::TableCache cache(dbname, env, job.table_options(), 1000);
   std::mutex mu;
   uint64_t next = job.first_output_number();
   accelkv::CompactionJobSpec spec;
-  spec.dbname = kDbName;
+  spec.dbname = dbname;
   spec.env = env;
   spec.table_options = job.table_options();
   spec.table_cache = &cache;
@@ -55,7 +213,7 @@ Status RunOnce(accelkv::CompactionExecutor* executor, const CompactJob& job, acc
   *cpu_sec = CpuSeconds() - cpu0;
   files->clear();
   for (const FileMetaData& f : result->outputs) {
-    const std::string name = accelkv::TableFileName(kDbName, f.number);
+    const std::string name = accelkv::TableFileName(dbname, f.number);
     if (s.ok()) {
       std::string data;
       s = accelkv::ReadFileToString(env, name, &data);
@@ -119,8 +277,11 @@ bool VerifyOutputs(const CompactJob& job, const std::vector<std::string>& files,
   return true;
 }
 
-CompactResult BaseResult(const BenchFlags& flags, const CompactJob& job) {
+CompactResult BaseResult(const BenchFlags& flags, const CompactJob& job, const JobPlace& place,
+                         const std::string& fs_type) {
   CompactResult r;
+  r.env = place.disk ? "disk:" + place.dbname : "mem";
+  r.fs_type = fs_type;
   r.subcompactions = static_cast<int>(job.compaction().subcompaction_boundaries().size() + 1);
   r.num = flags.num;
   r.key_size = flags.key_size;
@@ -133,7 +294,7 @@ CompactResult BaseResult(const BenchFlags& flags, const CompactJob& job) {
 }
 
 void FillMeasured(const CompactionJobResult& jr, const std::vector<std::string>& files,
-                  double seconds, double cpu_sec, CompactResult* r) {
+                  double seconds, double cpu_sec, const CacheDrop& drop, CompactResult* r) {
   r->output_files = files.size();
   for (const std::string& f : files) r->output_bytes += f.size();
   r->output_entries = jr.output_entries;
@@ -141,6 +302,9 @@ void FillMeasured(const CompactionJobResult& jr, const std::vector<std::string>&
   r->seconds = seconds;
   const double gb = static_cast<double>(r->input_bytes) / 1e9;
   r->input_gb_per_sec = seconds > 0 ? gb / seconds : 0;
+  r->output_gb_per_sec = seconds > 0 ? static_cast<double>(r->output_bytes) / 1e9 / seconds : 0;
+  r->cache_dropped = drop.dropped;
+  r->input_cached_bytes = drop.resident_bytes;
   r->cpu_sec = cpu_sec;
   r->executor_cpu_sec = jr.cpu_seconds;
   r->cpu_sec_per_gb = gb > 0 ? cpu_sec / gb : 0;
@@ -178,10 +342,35 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
   shape.bloom_bits_per_key = flags.profile.bloom_bits_per_key;
   shape.max_subcompactions = threads;
 
-  std::unique_ptr<accelkv::Env> env(accelkv::NewMemEnv(accelkv::Env::Default()));
+  std::unique_ptr<accelkv::Env> mem_env;
+  JobPlace place;
+  std::string fs_type;
+  if (flags.compact_dir.empty()) {
+    mem_env = accelkv::NewMemEnv(accelkv::Env::Default());
+    place.env = mem_env.get();
+    place.dbname = kMemDbName;
+  } else {
+    place.env = accelkv::Env::Default();
+    place.dbname = flags.compact_dir;
+    place.disk = true;
+    std::string why;
+    if (!PrepareDir(&place, &why)) {
+      human << "compact: cannot use --compact-dir: " << why << "\n";
+      return 1;
+    }
+    fs_type = FileSystemType(place.dbname);
+  }
+  // Disk: the inputs and any output left by a failure go on every return.
+  struct Cleanup {
+    const JobPlace& place;
+    ~Cleanup() {
+      if (place.disk) CleanUpDir(place);
+    }
+  } cleanup{place};
+
   const auto build_start = std::chrono::steady_clock::now();
   std::unique_ptr<CompactJob> job;
-  Status s = CompactJob::Build(shape, env.get(), kDbName, &job);
+  Status s = CompactJob::Build(shape, place.env, place.dbname, &job);
   if (!s.ok()) {
     human << "compact: cannot build the input: " << s.ToString() << "\n";
     return 1;
@@ -189,14 +378,18 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
   const double build_sec =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
   if (!flags.quiet) {
-    char line[256];
-    std::snprintf(
-        line, sizeof(line),
-        "compact: %zu input files, %.1f MB, %llu entries, %d subcompactions, "
-        "built in %.1f s\n",
-        job->input_files(), static_cast<double>(job->compaction().TotalInputBytes()) / 1e6,
-        static_cast<unsigned long long>(job->input_entries()),
-        static_cast<int>(job->compaction().subcompaction_boundaries().size() + 1), build_sec);
+    const std::string where =
+        place.disk ? "on disk under " + place.dbname + (fs_type.empty() ? "" : " (" + fs_type + ")")
+                   : "in memory";
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "compact: %zu input files, %.1f MB, %llu entries, %d subcompactions, "
+                  "built in %.1f s, files %s\n",
+                  job->input_files(),
+                  static_cast<double>(job->compaction().TotalInputBytes()) / 1e6,
+                  static_cast<unsigned long long>(job->input_entries()),
+                  static_cast<int>(job->compaction().subcompaction_boundaries().size() + 1),
+                  build_sec, where.c_str());
     human << line;
   }
 
@@ -205,7 +398,8 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
   CompactionJobResult ref_result;
   std::vector<std::string> reference;
   double ref_seconds = 0, ref_cpu = 0;
-  s = RunOnce(&serial, *job, env.get(), &ref_result, &reference, &ref_seconds, &ref_cpu);
+  CacheDrop ref_drop;
+  s = RunOnce(&serial, *job, place, &ref_result, &reference, &ref_seconds, &ref_cpu, &ref_drop);
   std::string why;
   if (!s.ok()) {
     human << "compact: the reference run failed: " << s.ToString() << "\n";
@@ -218,7 +412,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
 
   int status = 0;
   for (const std::string& name : flags.executors) {
-    CompactResult r = BaseResult(flags, *job);
+    CompactResult r = BaseResult(flags, *job, place, fs_type);
     r.executor = name;
     std::unique_ptr<accelkv::CompactionExecutor> owned;
     accelkv::CompactionExecutor* executor = nullptr;
@@ -253,13 +447,18 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
       CompactionJobResult jr = ref_result;
       std::vector<std::string> files = reference;
       double seconds = ref_seconds, cpu_sec = ref_cpu;
+      CacheDrop drop = ref_drop;
       if (!reuse_reference) {
         if (name == "gpu" && flags.compact_warmup) {
-          s = RunOnce(executor, *job, env.get(), &jr, &files, &seconds, &cpu_sec);
+          s = RunOnce(executor, *job, place, &jr, &files, &seconds, &cpu_sec, &drop);
         }
-        if (s.ok()) s = RunOnce(executor, *job, env.get(), &jr, &files, &seconds, &cpu_sec);
+        if (s.ok()) s = RunOnce(executor, *job, place, &jr, &files, &seconds, &cpu_sec, &drop);
       }
-      FillMeasured(jr, files, seconds, cpu_sec, &r);
+      FillMeasured(jr, files, seconds, cpu_sec, drop, &r);
+      if (place.disk && !drop.dropped && !flags.quiet) {
+        human << "compact: " << name << ": the inputs' page cache was not dropped ("
+              << drop.resident_bytes << " bytes still cached): reads may not come from the disk\n";
+      }
       if (!s.ok()) {
         r.error = s.ToString();
         status = std::max(status, 1);
@@ -282,7 +481,9 @@ std::string CompactResultToJson(const CompactResult& r) {
   j.Add("workload", "compact")
       .Add("engine", "accelkv")
       .Add("executor", r.executor)
-      .Add("device", r.device);
+      .Add("device", r.device)
+      .Add("env", r.env);
+  if (!r.fs_type.empty()) j.Add("fs_type", r.fs_type);
   if (!r.skipped.empty()) j.Add("skipped", r.skipped);
   j.Add("threads", r.threads)
       .Add("subcompactions", r.subcompactions)
@@ -299,7 +500,11 @@ std::string CompactResultToJson(const CompactResult& r) {
       .Add("dropped_entries", r.dropped_entries)
       .Add("seconds", r.seconds)
       .Add("input_gb_per_sec", r.input_gb_per_sec)
-      .Add("cpu_sec", r.cpu_sec)
+      .Add("output_gb_per_sec", r.output_gb_per_sec);
+  if (r.env != "mem") {
+    j.Add("cache_dropped", r.cache_dropped).Add("input_cached_bytes", r.input_cached_bytes);
+  }
+  j.Add("cpu_sec", r.cpu_sec)
       .Add("executor_cpu_sec", r.executor_cpu_sec)
       .Add("cpu_sec_per_gb", r.cpu_sec_per_gb);
   JsonLine stages;
@@ -312,19 +517,20 @@ std::string CompactResultToJson(const CompactResult& r) {
 std::string FormatCompactTable(const std::vector<CompactResult>& results) {
   std::string out;
   char buf[512];
-  std::snprintf(buf, sizeof(buf), "%-8s %-22s %7s %7s %10s %10s %9s %9s %9s %10s %s\n", "executor",
-                "device", "threads", "ranges", "input MB", "output MB", "wall s", "in GB/s",
-                "cpu s", "cpu s/GB", "verified");
+  std::snprintf(buf, sizeof(buf), "%-8s %-22s %7s %7s %10s %10s %9s %9s %9s %9s %10s %s\n",
+                "executor", "device", "threads", "ranges", "input MB", "output MB", "wall s",
+                "in GB/s", "out GB/s", "cpu s", "cpu s/GB", "verified");
   out += buf;
   for (const CompactResult& r : results) {
     if (!r.skipped.empty()) {
       std::snprintf(buf, sizeof(buf), "%-8s skipped: %s\n", r.executor.c_str(), r.skipped.c_str());
     } else {
-      std::snprintf(
-          buf, sizeof(buf), "%-8s %-22.22s %7d %7d %10.1f %10.1f %9.3f %9.3f %9.3f %10.3f %s\n",
-          r.executor.c_str(), r.device.c_str(), r.threads, r.subcompactions,
-          static_cast<double>(r.input_bytes) / 1e6, static_cast<double>(r.output_bytes) / 1e6,
-          r.seconds, r.input_gb_per_sec, r.cpu_sec, r.cpu_sec_per_gb, r.verified ? "yes" : "NO");
+      std::snprintf(buf, sizeof(buf),
+                    "%-8s %-22.22s %7d %7d %10.1f %10.1f %9.3f %9.3f %9.3f %9.3f %10.3f %s\n",
+                    r.executor.c_str(), r.device.c_str(), r.threads, r.subcompactions,
+                    static_cast<double>(r.input_bytes) / 1e6,
+                    static_cast<double>(r.output_bytes) / 1e6, r.seconds, r.input_gb_per_sec,
+                    r.output_gb_per_sec, r.cpu_sec, r.cpu_sec_per_gb, r.verified ? "yes" : "NO");
     }
     out += buf;
   }

@@ -1,8 +1,11 @@
-// The `compact` workload: one compaction job built in memory (CompactJob),
-// run by each requested executor on the same in-memory Env, timed, and
-// verified: the single-threaded CPU executor's output (same subcompaction
-// boundaries) is checked entry by entry against the job's expected entries,
-// and every executor's output files must equal it byte for byte.
+// The `compact` workload: one compaction job (CompactJob), built in memory
+// or, with --compact-dir, on the file system, run by each requested executor
+// on the same Env, timed, and verified: the single-threaded CPU executor's
+// output (same subcompaction boundaries) is checked entry by entry against
+// the job's expected entries, and every executor's output files must equal
+// it byte for byte. On the file system the inputs are dropped from the page
+// cache before each run (best effort, reported), so the timed run reads them
+// from the disk and fsyncs its outputs to it.
 //
 // Thread safety: one thread runs the workload (executors start their own).
 #pragma once
@@ -18,10 +21,17 @@
 namespace accelkv_bench {
 
 struct CompactResult {
-  std::string executor;  // "cpu", "gpu"
-  std::string device;    // "cpu", the GPU's name, "host-reference" (not a GPU)
-  std::string skipped;   // why the executor did not run ("" when it ran)
-  int threads = 0;       // cpu: threads; gpu: 1 calling thread
+  std::string executor;     // "cpu", "gpu"
+  std::string device;       // "cpu", the GPU's name, "host-reference" (not a GPU)
+  std::string skipped;      // why the executor did not run ("" when it ran)
+  std::string env = "mem";  // "mem" or "disk:<--compact-dir>"
+  std::string fs_type;      // disk: the file system's type (statfs), e.g. "ext4"
+  // disk: whether the inputs' page cache was dropped before the timed run
+  // (every fadvise succeeded and mincore found no input page resident), and
+  // the input bytes mincore still found resident.
+  bool cache_dropped = false;
+  uint64_t input_cached_bytes = 0;
+  int threads = 0;  // cpu: threads; gpu: 1 calling thread
   int subcompactions = 0;
   uint64_t num = 0;
   uint64_t key_size = 0;
@@ -36,6 +46,7 @@ struct CompactResult {
   uint64_t dropped_entries = 0;
   double seconds = 0;                        // wall time of the executor's Run
   double input_gb_per_sec = 0;               // input bytes / 1e9 / seconds
+  double output_gb_per_sec = 0;              // output bytes / 1e9 / seconds
   double cpu_sec = 0;                        // process CPU (all threads) over the Run
   double executor_cpu_sec = 0;               // what the executor reports (its threads)
   double cpu_sec_per_gb = 0;                 // cpu_sec per 1e9 input bytes

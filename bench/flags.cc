@@ -88,7 +88,8 @@ usage: accelkv-bench [--engine=accelkv,rocksdb,leveldb] [--workload=fillseq,read
 workloads (run in order on one database per engine):
   fillseq fillrandom overwrite readrandom readseq readmissing seekrandom
   readwhilewriting deleterandom ycsb-load ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f
-  compact: one compaction job in memory, run by each --executor (runs alone; no engine)
+  compact: one compaction job in memory (or on disk, --compact-dir), run by each
+           --executor (runs alone; no engine)
 
 flags:
   --engine LIST           engines to run (default: every engine built in)
@@ -127,6 +128,11 @@ flags:
   --l0-files N            compact: overlapping L0 input files (default 8)
   --l1-files N            compact: L1 input files (default 16; 0 = none)
   --compact-warmup BOOL   compact: one untimed GPU run before the timed one (default true)
+  --compact-dir PATH      compact: the job's input and output files on the file system
+                          under PATH (made if missing; it must hold no table files), the
+                          inputs dropped from the page cache before each run, outputs
+                          fsynced; every file the job made is removed at the end
+                          (default: in memory)
                           (compact: --threads = subcompactions, default all cores;
                           --num = L0 entries; --target-file-size = output file bytes)
   --help
@@ -182,6 +188,12 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
       {"l0-files", {false, int_setter(&f.l0_files, 1, 4096)}},
       {"l1-files", {false, int_setter(&f.l1_files, 0, 1 << 20)}},
       {"compact-warmup", {true, bool_setter(&f.compact_warmup)}},
+      {"compact-dir",
+       {false,
+        [&](const std::string& v) {
+          f.compact_dir = v;
+          return !v.empty();
+        }}},
       {"num", {false, size_setter(&f.num)}},
       {"ops", {false, size_setter(&f.ops)}},
       {"duration", {false, [&](const std::string& v) { return ParseDouble(v, &f.duration); }}},

@@ -46,6 +46,7 @@ struct BenchFlags {
   int l0_files = 8;
   int l1_files = 16;
   bool compact_warmup = true;  // one untimed GPU run first
+  std::string compact_dir;     // --compact-dir: the job's files on disk there ("": in memory)
   bool help = false;
 
   // Bytes of a YCSB record's value.

@@ -9,6 +9,10 @@ it). Ratios are AccelKV over RocksDB and AccelKV over LevelDB: above 1 means
 AccelKV is higher (better for throughput, worse for latency, amplification
 and CPU). Rows of the compact workload (one object per executor) get their
 own table, with each GPU run compared to the CPU run of the same value size.
+Compact runs on the file system (--compact-dir, "env":"disk:...") get an
+end-to-end table instead, their output rate over dd's sequential write rate
+on the same file system ("workload":"dd" lines, scripts/gpu_all.sh part
+disk; issue 4's target is >= 0.8).
 Standard library only, so it runs where matplotlib is missing.
 """
 import json
@@ -107,14 +111,70 @@ def compact_table(out, rows):
         out.append("")
 
 
+def dd_for(row, dds):
+    """The dd line measured on row's file system: the last whose dir holds
+    the job's directory, else the last one."""
+    path = row.get("env", "")[len("disk:"):]
+    same = [d for d in dds if path == d.get("dir") or path.startswith(d.get("dir", "").rstrip("/") + "/")]
+    pick = same or dds
+    return pick[-1] if pick else None
+
+
+def disk_table(out, rows, dds):
+    """Compact runs from files on disk to fsynced files, beside dd."""
+    out.append("## End to end: compaction from files on disk to fsynced files")
+    out.append("")
+    out.append("The compact workload with --compact-dir: inputs read from the file system "
+               "(page cache dropped before each run where the kernel allows: `cache dropped`), "
+               "outputs written and fsynced there, wall time of the executor's run. "
+               "Output GB/s = output bytes / 1e9 / wall; dd GB/s = dd's sequential write rate "
+               "on the same file system (8 MiB blocks, the higher of buffered + fdatasync and "
+               "O_DIRECT + fdatasync). Issue 4's target: output / dd >= 0.8.")
+    out.append("")
+    bad = [r for r in rows if not r.get("skipped") and not r.get("verified")]
+    if bad:
+        out.append("**VERIFICATION FAILED** for: " + ", ".join(
+            f"{r['executor']} value {r['value_size']} ({r.get('error', '')})" for r in bad))
+        out.append("")
+    head = ["value B", "executor", "device", "files", "cache dropped", "input MB", "output MB",
+            "wall s", "output GB/s", "dd GB/s", "output/dd", "verified"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for r in rows:
+        if r.get("skipped"):
+            out.append(f"| {r['value_size']} | {r['executor']} | skipped: {r['skipped']} |"
+                       + " |" * (len(head) - 3))
+            continue
+        dd = dd_for(r, dds)
+        dd_rate = dd.get("dd_gb_per_sec") if dd else None
+        where = r["env"][len("disk:"):] + (f" ({r['fs_type']})" if r.get("fs_type") else "")
+        cells = [str(r["value_size"]), r["executor"], r.get("device", ""), where,
+                 "yes" if r.get("cache_dropped") else
+                 f"no ({fmt(r.get('input_cached_bytes', 0) / 1e6, 1)} MB cached)",
+                 fmt(r["input_bytes"] / 1e6, 1), fmt(r["output_bytes"] / 1e6, 1),
+                 fmt(r["seconds"], 3), fmt(r["output_gb_per_sec"], 3), fmt(dd_rate, 3),
+                 ratio(r["output_gb_per_sec"], dd_rate), "yes" if r.get("verified") else "NO"]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    for d in dds:
+        out.append(f"dd on {d.get('dir')} ({d.get('fs_type', '?')}): "
+                   f"buffered + fdatasync `{d.get('fdatasync_line', '')}`; "
+                   f"O_DIRECT + fdatasync `{d.get('direct_line', '')}`.")
+        out.append("")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     all_rows = load_results(sys.argv[1])
     with open(sys.argv[2]) as f:
         env = json.load(f)
-    compact = [r for r in all_rows if r.get("workload") == "compact"]
-    rows = [r for r in all_rows if r.get("workload") != "compact"]
+    compact = [r for r in all_rows
+               if r.get("workload") == "compact" and not r.get("env", "mem").startswith("disk:")]
+    disk = [r for r in all_rows
+            if r.get("workload") == "compact" and r.get("env", "mem").startswith("disk:")]
+    dds = [r for r in all_rows if r.get("workload") == "dd"]
+    rows = [r for r in all_rows if r.get("workload") not in ("compact", "dd")]
     engines = []
     workloads = []
     table = {}
@@ -147,6 +207,8 @@ def main():
         out.append("")
     if compact:
         compact_table(out, compact)
+    if disk:
+        disk_table(out, disk, dds)
     if not rows:
         print("\n".join(out))
         return

@@ -17,22 +17,39 @@
 # GPU_DB_BENCH_STRESS ("0 15"), GPU_DB_BENCH_THREADS (1), ACCELKV_GPU_BENCH_MB, ACCELKV_GPU_BENCH_VALUES
 # (see tests/gpu/gpu_bench_test.cc), GPU_COMPACT_VALUES ("32 128 1024 4096"),
 # GPU_COMPACT_MB (256: about that many MB of input per job),
-# GPU_COMPACT_THREADS (16: the CPU executor's subcompactions).
+# GPU_COMPACT_THREADS (16: the CPU executor's subcompactions; also the disk
+# part's), GPU_DISK_DIR (/tmp/accelkv-disk-bench: the disk part's directory,
+# on the file system to measure), GPU_DISK_VALUES ("128"), GPU_DISK_MB (256),
+# GPU_DISK_DD_MB (1024: bytes dd writes per measurement).
+#
+# Part `disk` (not in the default list: GPU_ALL_PARTS=disk, or e.g.
+# tests,micro,compact,db,disk) is issue 4's end-to-end target: dd measures the
+# sequential write bandwidth of GPU_DISK_DIR's file system (8 MiB blocks,
+# buffered + fdatasync, and O_DIRECT + fdatasync; the higher counts), then
+# the compact workload runs with --compact-dir=GPU_DISK_DIR/job: inputs read
+# from the disk (page cache dropped before each run), outputs fsynced there.
+# dd.json (also the first line of disk.jsonl), disk.jsonl, disk.log, and
+# disk.md (summary.py's table: output GB/s over dd GB/s, target >= 0.8).
+# Every file it writes is removed afterwards. About 30-60 s for 256 MB.
+# Only that part, with a carried bench binary:
+#   device run, carry build-bench-gpu/bench/accelkv-bench:
+#     GPU_ALL_PARTS=disk bash scripts/gpu_all.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/accelkv-gpu-out}
 mkdir -p "$OUT"
 BIN=${GPU_TEST_BIN:-build-h/tests/gpu_test}
 rc=0
-# Parts to run (all by default): tests (gpu_test + DB tests forced onto the
-# GPU), micro (the compaction micro-benchmark), compact (accelkv-bench's
-# compact workload), db (the DB-level benchmark).
+# Parts to run (the first four by default): tests (gpu_test + DB tests forced
+# onto the GPU), micro (the compaction micro-benchmark), compact
+# (accelkv-bench's compact workload), db (the DB-level benchmark), disk (the
+# compact workload from files on disk to fsynced files, beside dd).
 PARTS=${GPU_ALL_PARTS:-tests,micro,compact,db}
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 { nvidia-smi; nproc; uname -a; } >"$OUT/machine.txt" 2>&1
 
-if [ ! -x "$BIN" ]; then
+if [ ! -x "$BIN" ] && { want tests || want micro; }; then
   BIN=build-gpu/tests/gpu_test
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELKV_WERROR=ON \
     -DACCELKV_BUILD_BENCH=OFF -DACCELKV_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -114,5 +131,74 @@ elif [ -x "$BENCH_BIN" ]; then
   rm -rf /tmp/gpu-db-bench
 else
   echo "== no GPU bench binary at $BENCH_BIN: DB-level benchmark not run"
+fi
+
+# End to end (issue 4: output >= 80% of dd's sequential write bandwidth):
+# dd on GPU_DISK_DIR's file system, then the compact workload with its files
+# there. See the header.
+if ! want disk; then
+  :
+elif [ -x "$BENCH_BIN" ]; then
+  DISK_DIR=${GPU_DISK_DIR:-/tmp/accelkv-disk-bench}
+  made_disk_dir=0
+  [ -d "$DISK_DIR" ] || made_disk_dir=1
+  mkdir -p "$DISK_DIR"
+  fs_type=$(stat -f -c %T "$DISK_DIR" 2>/dev/null)
+  echo "== disk: $DISK_DIR ($fs_type): $(df -h "$DISK_DIR" | tail -n 1)"
+  dd_count=$(( ${GPU_DISK_DD_MB:-1024} / 8 ))
+  # dd's summary line ("N bytes (...) copied, S s, R GB/s"), C locale.
+  dd_run() {
+    LC_ALL=C dd if=/dev/zero of="$DISK_DIR/dd.bin" bs=8M count="$dd_count" "$@" 2>&1 | tail -n 1
+    rm -f "$DISK_DIR/dd.bin"
+  }
+  dd_buffered=$(dd_run conv=fdatasync)
+  dd_direct=$(dd_run oflag=direct conv=fdatasync)
+  echo "dd conv=fdatasync:              $dd_buffered"
+  echo "dd oflag=direct conv=fdatasync: $dd_direct"
+  python3 - "$DISK_DIR" "$fs_type" "$dd_buffered" "$dd_direct" >"$OUT/dd.json" <<'PY' || rc=1
+import json, re, sys
+d, fs, lines = sys.argv[1], sys.argv[2], {"fdatasync": sys.argv[3], "direct": sys.argv[4]}
+row = {"workload": "dd", "dir": d, "fs_type": fs, "bs": "8M"}
+rates = []
+for k, line in lines.items():
+    m = re.match(r"(\d+) bytes .* copied, ([0-9.eE+-]+) s", line)
+    gbs = int(m.group(1)) / 1e9 / float(m.group(2)) if m and float(m.group(2)) > 0 else None
+    row[k + "_line"] = line
+    row[k + "_gb_per_sec"] = gbs
+    if gbs:
+        rates.append(gbs)
+row["dd_gb_per_sec"] = max(rates) if rates else None
+print(json.dumps(row))
+sys.exit(0 if rates else 1)
+PY
+  cat "$OUT/dd.json" >>"$OUT/disk.jsonl"
+  for v in ${GPU_DISK_VALUES:-128}; do
+    num=$(( ${GPU_DISK_MB:-256} * 1000000 * 2 / (3 * (v + 40)) ))
+    echo "== disk: compact value $v B, num $num, files under $DISK_DIR/job, cpu x${GPU_COMPACT_THREADS:-16} and gpu"
+    timeout 300 "$BENCH_BIN" --workload=compact --executor=cpu,gpu \
+      --threads="${GPU_COMPACT_THREADS:-16}" --num="$num" --key-size=16 --value-size="$v" \
+      --compact-dir="$DISK_DIR/job" --json="$OUT/disk.jsonl" 2>&1 | tee -a "$OUT/disk.log" |
+      grep -E "^(cpu|gpu) |skipped|FAILED|compact:" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+  done
+  rm -rf "$DISK_DIR/job" "$DISK_DIR/dd.bin"
+  [ "$made_disk_dir" = 1 ] && rmdir "$DISK_DIR" 2>/dev/null
+  python3 - "$OUT/disk.env.json" "$DISK_DIR ($fs_type)" <<'PY' || true
+import datetime, json, platform, subprocess, sys
+def sh(c):
+    try:
+        return subprocess.run(c, shell=True, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+env = {"date": datetime.date.today().isoformat(), "machine": platform.node(),
+       "cores": sh("nproc"), "gpu": sh("nvidia-smi --query-gpu=name --format=csv,noheader"),
+       "disk": sys.argv[2], "kernel": platform.release(),
+       "commands": ["GPU_ALL_PARTS=disk bash scripts/gpu_all.sh"]}
+json.dump(env, open(sys.argv[1], "w"))
+PY
+  python3 bench/summary.py "$OUT/disk.jsonl" "$OUT/disk.env.json" >"$OUT/disk.md" &&
+    sed -n '/^## End to end/,/^## [^E]/p' "$OUT/disk.md" || rc=1
+else
+  echo "== no GPU bench binary at $BENCH_BIN: disk part not run"
 fi
 exit $rc

@@ -1,11 +1,15 @@
-// The compact workload: its flags, the job's expected output, and a small
-// run of both executors (the GPU one on its host reference device) whose
-// outputs must verify.
+// The compact workload: its flags, the job's expected output, a small run
+// of both executors (the GPU one on its host reference device) whose outputs
+// must verify, and a run on the file system (--compact-dir).
 #if defined(ACCELKV_BENCH_TESTLIB) && defined(ACCELKV_BENCH_WITH_ACCELKV)
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -67,8 +71,8 @@ TEST(CompactJob, ExpectedOutputFollowsTheGcRule) {
     }
   }
   EXPECT_GT(same_key, 0u);
-  EXPECT_FALSE(CompactJob::Build(CompactJobShape{.num = 10, .l0_files = 0}, env.get(), "/k", &job)
-                   .ok());
+  EXPECT_FALSE(
+      CompactJob::Build(CompactJobShape{.num = 10, .l0_files = 0}, env.get(), "/k", &job).ok());
 }
 
 TEST(CompactWorkload, BothExecutorsVerify) {
@@ -95,11 +99,80 @@ TEST(CompactWorkload, BothExecutorsVerify) {
   }
   EXPECT_EQ("host-reference", results[1].device);
   const std::string lines = json.str();
-  for (const char* field : {"\"workload\":\"compact\"", "\"executor\":\"gpu\"", "\"stage_us\":{",
-                            "\"cpu_sec_per_gb\":", "\"verified\":true"}) {
+  for (const char* field :
+       {"\"workload\":\"compact\"", "\"executor\":\"gpu\"", "\"env\":\"mem\"", "\"stage_us\":{",
+        "\"cpu_sec_per_gb\":", "\"output_gb_per_sec\":", "\"verified\":true"}) {
     EXPECT_NE(std::string::npos, lines.find(field)) << field;
   }
+  EXPECT_EQ(std::string::npos, lines.find("\"cache_dropped\":")) << "in memory: no page cache";
   EXPECT_NE(std::string::npos, FormatCompactTable(results).find("host-reference"));
+}
+
+// --compact-dir: the job's files on the file system, the outputs verified,
+// the JSON saying where it ran, everything it made removed afterwards.
+TEST(CompactWorkload, OnDiskVerifiesAndCleansUp) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("accelkv-compact-disk-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string dir_flag = "--compact-dir=" + dir.string();
+  BenchFlags f;
+  std::string error;
+  ASSERT_TRUE(Parse({"--workload=compact", "--executor=cpu", "--num=6000", "--value-size=32",
+                     "--threads=2", "--target-file-size=65536", dir_flag.c_str(), "--quiet"},
+                    &f, &error))
+      << error;
+  EXPECT_EQ(dir.string(), f.compact_dir);
+  std::ostringstream human, json;
+  std::vector<CompactResult> results;
+  ASSERT_EQ(0, RunCompactWorkload(f, human, &json, &results)) << human.str();
+  ASSERT_EQ(1u, results.size());
+  const CompactResult& r = results[0];
+  EXPECT_EQ("disk:" + dir.string(), r.env);
+  EXPECT_TRUE(r.verified) << r.error;
+  EXPECT_EQ(2, r.subcompactions);
+  EXPECT_GT(r.input_bytes, 0u);
+  EXPECT_GT(r.output_files, 1u);
+  EXPECT_GT(r.output_gb_per_sec, 0.0);
+  EXPECT_DOUBLE_EQ(static_cast<double>(r.output_bytes) / 1e9 / r.seconds, r.output_gb_per_sec);
+  EXPECT_FALSE(r.fs_type.empty());
+  // A dropped cache leaves no input page resident (tmpfs keeps them all).
+  if (r.cache_dropped) {
+    EXPECT_EQ(0u, r.input_cached_bytes);
+  }
+  const std::string line = json.str();
+  for (const std::string& field :
+       {"\"env\":\"disk:" + dir.string() + "\"", std::string("\"cache_dropped\":"),
+        std::string("\"input_cached_bytes\":"), std::string("\"output_gb_per_sec\":"),
+        std::string("\"verified\":true")}) {
+    EXPECT_NE(std::string::npos, line.find(field)) << field << " in " << line;
+  }
+  // The workload made the directory, so it removes it with every file.
+  EXPECT_FALSE(fs::exists(dir));
+
+  // An existing directory is kept, and so are its other files; one that
+  // holds table files already is refused (the job would overwrite them).
+  fs::create_directories(dir);
+  std::ofstream(dir / "keep.txt") << "x";
+  std::vector<CompactResult> again;
+  std::ostringstream human2;
+  EXPECT_EQ(0, RunCompactWorkload(f, human2, nullptr, &again)) << human2.str();
+  EXPECT_TRUE(fs::exists(dir / "keep.txt"));
+  EXPECT_EQ(1, std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+  std::ofstream(dir / "000007.sst") << "not a table";
+  std::vector<CompactResult> refused;
+  std::ostringstream human3;
+  EXPECT_EQ(1, RunCompactWorkload(f, human3, nullptr, &refused));
+  EXPECT_NE(std::string::npos, human3.str().find("holds table files")) << human3.str();
+  EXPECT_TRUE(fs::exists(dir / "000007.sst"));
+  fs::remove_all(dir);
+
+  // A directory that cannot be made fails the run: the files go there.
+  BenchFlags bad = f;
+  bad.compact_dir = (dir / "missing-parent" / "job").string();
+  std::ostringstream human4;
+  EXPECT_EQ(1, RunCompactWorkload(bad, human4, nullptr, &refused));
+  EXPECT_NE(std::string::npos, human4.str().find("--compact-dir")) << human4.str();
 }
 
 }  // namespace
