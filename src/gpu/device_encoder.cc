@@ -46,12 +46,12 @@ struct PlannedTable {
 class Planner {
  public:
   Planner(const CompactionJobSpec& spec, const JobInput& input, const KeySortOutput& sorted,
-          EncodeJob* job)
+          std::vector<EncodeBlock>* blocks)
       : spec_(spec),
         input_(input),
         kept_(sorted.kept.data()),
         plan_(sorted.plan),
-        job_(job),
+        blocks_(blocks),
         splitter_(spec.compaction) {
     const Comparator* named = spec.table_options.user_comparator != nullptr
                                   ? spec.table_options.user_comparator
@@ -144,11 +144,13 @@ class Planner {
       Status s = FinishTable();
       if (!s.ok()) return s;
     }
-    job_->out_size = out_cursor_;
+
     return Status::OK();
   }
 
   std::vector<std::unique_ptr<PlannedTable>>& tables() { return tables_; }
+  // The planned output's bytes (data blocks with trailers), from 0.
+  uint64_t out_size() const { return out_cursor_; }
 
  private:
   // TableBuilder::EstimatedFileSize, or with bound its EstimatedFileSizeBound.
@@ -222,7 +224,7 @@ class Planner {
     if (EncodedBlockSize(b) != l.size || block_first_ + l.n != last_ + 1) {
       return Status::Corruption("gpu: encode: planned block differs from its layout");
     }
-    job_->blocks.push_back(b);
+    blocks_->push_back(b);
     BlockHandle handle;
     handle.offset = offset_;
     handle.size = l.size;
@@ -264,7 +266,7 @@ class Planner {
   const JobInput& input_;
   const uint32_t* const kept_;     // output order (entry indices)
   const PlanEntry* const plan_;    // per kept entry
-  EncodeJob* const job_;
+  std::vector<EncodeBlock>* const blocks_;  // the planned data blocks, appended
   OutputSplitter splitter_;
   std::string comparator_name_;
   std::vector<std::unique_ptr<PlannedTable>> tables_;
@@ -335,19 +337,54 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   job.key_arena_size = input.keys.key_arena_size;
   job.blocks.clear();
   job.out_size = 0;
-  Planner planner(spec, input, sorted, &job);
-  Status s;
+  // The subcompaction ranges (where PlanEntry::boundaries steps up) are
+  // planned on separate threads: OutputSplitter cuts at each range's first
+  // key, and a fresh splitter and planner reach the same state there
+  // (compaction.h, step 4), as the CPU executor's subcompactions rely on.
+  // Then the ranges' blocks and tables are laid out one after another.
   const uint64_t n = sorted.kept.size();
-  for (uint64_t k = 0; k < n; ++k) {
-    s = planner.Add(k);
-    if (!s.ok()) return s;
+  std::vector<uint64_t> starts{0};
+  for (uint32_t b = 1; b <= spec.compaction->subcompaction_boundaries().size(); ++b) {
+    const PlanEntry* first = std::partition_point(
+        sorted.plan + starts.back(), sorted.plan + n,
+        [b](const PlanEntry& e) { return e.boundaries < b; });
+    const uint64_t k = static_cast<uint64_t>(first - sorted.plan);
+    if (k > starts.back() && k < n) starts.push_back(k);
   }
-  s = planner.Finish();
-  if (!s.ok()) return s;
+  starts.push_back(n);
+  const size_t ranges = starts.size() - 1;
+  struct RangePlan {
+    std::vector<EncodeBlock> blocks;
+    std::vector<std::unique_ptr<PlannedTable>> tables;
+    uint64_t out_size = 0;
+    Status status;
+  };
+  std::vector<RangePlan> plans(ranges);
+  result->cpu_seconds += ParallelFor(ranges, FileThreads(ranges), [&](size_t r) {
+    RangePlan& rp = plans[r];
+    Planner planner(spec, input, sorted, &rp.blocks);
+    for (uint64_t k = starts[r]; k < starts[r + 1] && rp.status.ok(); ++k) {
+      rp.status = planner.Add(k);
+    }
+    if (rp.status.ok()) rp.status = planner.Finish();
+    rp.out_size = planner.out_size();
+    rp.tables = std::move(planner.tables());
+  });
+  std::vector<std::unique_ptr<PlannedTable>> tables;
+  for (RangePlan& rp : plans) {
+    if (!rp.status.ok()) return rp.status;
+    for (EncodeBlock& b : rp.blocks) b.out_offset += job.out_size;
+    for (auto& t : rp.tables) {
+      t->out_offset += job.out_size;
+      tables.push_back(std::move(t));
+    }
+    job.blocks.insert(job.blocks.end(), rp.blocks.begin(), rp.blocks.end());
+    job.out_size += rp.out_size;
+  }
   result->stage_micros["plan"] += MicrosSince(t);
 
   uint8_t* out = nullptr;
-  s = device->HostOutput(job.out_size, &out);
+  Status s = device->HostOutput(job.out_size, &out);
   if (s.ok()) s = device->EncodeBlocks(job, out, &result->stage_micros);
   if (!s.ok()) return s;
 
@@ -357,7 +394,6 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   // table order) even when a later step fails, and the first failure in
   // table order is returned. "encode" sums the threads' tail times, "write"
   // is the wall time of the whole section less that sum's share.
-  std::vector<std::unique_ptr<PlannedTable>>& tables = planner.tables();
   const size_t nt = tables.size();
   std::vector<uint64_t> numbers(nt);
   for (size_t i = 0; i < nt; ++i) numbers[i] = spec.new_file_number();
