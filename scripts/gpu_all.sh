@@ -14,7 +14,9 @@
 # Env: GPU_TEST_BIN (default build-h/tests/gpu_test), DB_TEST_BIN (default
 # db_test beside it), BENCH_BIN (accelkv-bench built with CUDA, default
 # build-bench-gpu/bench/accelkv-bench), GPU_DB_BENCH_NUM (5000000),
-# GPU_DB_BENCH_STRESS ("0 15"), GPU_DB_BENCH_THREADS (1), ACCELKV_GPU_BENCH_MB, ACCELKV_GPU_BENCH_VALUES
+# GPU_DB_BENCH_STRESS ("0 15"), GPU_DB_BENCH_THREADS (1), GPU_DB_BENCH_CONFIGS (the
+# engines and options, default "accelkv:gpu_compaction=force accelkv:gpu_compaction=off
+# rocksdb"), GPU_DB_BENCH_TIMEOUT (240 s per run), ACCELKV_GPU_BENCH_MB, ACCELKV_GPU_BENCH_VALUES
 # (see tests/gpu/gpu_bench_test.cc), GPU_COMPACT_VALUES ("32 128 1024 4096"),
 # GPU_COMPACT_MB (256: about that many MB of input per job),
 # GPU_COMPACT_THREADS (16: the CPU executor's subcompactions; also the disk
@@ -115,13 +117,13 @@ if ! want db; then
 elif [ -x "$BENCH_BIN" ]; then
   num=${GPU_DB_BENCH_NUM:-5000000}
   for stress in ${GPU_DB_BENCH_STRESS:-0 15}; do
-    for cfg in accelkv:gpu_compaction=force accelkv:gpu_compaction=off rocksdb; do
+    for cfg in ${GPU_DB_BENCH_CONFIGS:-accelkv:gpu_compaction=force accelkv:gpu_compaction=off rocksdb}; do
       engine=${cfg%%:*}
       extra=()
       [ "$cfg" != "$engine" ] && extra=(--engine-opt "$cfg")
       echo "== db bench: $cfg fillrandom num=$num threads=${GPU_DB_BENCH_THREADS:-1} stress-cpu=$stress"
       rm -rf /tmp/gpu-db-bench
-      timeout 240 "$BENCH_BIN" --engine="$engine" --workload=fillrandom --num="$num" \
+      timeout "${GPU_DB_BENCH_TIMEOUT:-240}" "$BENCH_BIN" --engine="$engine" --workload=fillrandom --num="$num" \
         --threads="${GPU_DB_BENCH_THREADS:-1}" --key-size=16 --value-size=128 --stress-cpu="$stress" --quiet \
         --db=/tmp/gpu-db-bench --json="$OUT/db_bench.jsonl" "${extra[@]}" 2>>"$OUT/db_bench.log" |
         grep -E "^(accelkv|rocksdb) " || rc=1

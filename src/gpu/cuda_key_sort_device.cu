@@ -7,8 +7,9 @@
 //            CPU reads some keys); both arenas and the entry arrays stay
 //   copy_in  block spans + per-entry flags + snapshots (and both arenas
 //            and the entry arrays when DecodeKeys did not leave them)
-//   verify   VerifyKernel: one thread per block, byte-wise CRC32C with the
-//            table in shared memory; the lowest bad block index via atomicMin
+//   verify   VerifyKernel: a warp per block, the lanes CRC32C contiguous
+//            chunks slicing-by-8 and combine them (crc32c_device.h, tables
+//            in shared memory); the lowest bad block index via atomicMin
 //   sort     MakeItemsKernel (8-byte big-endian key prefix + entry index),
 //            then cub::DeviceMergeSort::SortKeys with the full internal-key
 //            comparison on prefix ties (inputs are sorted runs; merge sort
@@ -39,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/crc32c_device.h"
 #include "gpu/gpu_util.h"
 #include "gpu/key_sort_device.h"
 
@@ -55,14 +57,20 @@ struct Counters {
   unsigned int duplicate;
 };
 
-__global__ void VerifyKernel(const uint8_t* arena, const BlockSpan* blocks, uint64_t n,
-                             Counters* counters) {
-  __shared__ uint32_t table[256];
-  for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x) table[i] = Crc32cTableEntry(i);
+// A warp per block, grid-stride (crc32c_device.h): each thread block loads
+// the slicing and shift tables into shared memory once, its warps then
+// checksum block after block; the lowest bad block index via atomicMin.
+__global__ void VerifyKernel(const Crc32cTables* g_tables, const uint8_t* arena,
+                             const BlockSpan* blocks, uint64_t n, Counters* counters) {
+  __shared__ Crc32cTables tables;
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
   __syncthreads();
-  const uint64_t b = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
-  if (b < n && !BlockChecksumOk(table, arena, blocks[b])) {
-    atomicMin(&counters->bad_block, static_cast<unsigned long long>(b));
+  const uint32_t lane = threadIdx.x & 31u;
+  const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / 32);
+  for (uint64_t b = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; b < n; b += warps) {
+    if (!WarpBlockChecksumOk(tables, arena, blocks[b], lane) && lane == 0) {
+      atomicMin(&counters->bad_block, static_cast<unsigned long long>(b));
+    }
   }
 }
 
@@ -119,24 +127,24 @@ __global__ void PlanKernel(KeyArrays keys, const uint32_t* value_size, const uin
   if (k < n) plan[k] = MakePlanEntry(keys, value_size, kept, k, grandparents, boundaries, hash);
 }
 
-// One warp per output block: the lanes copy its entries' key bytes and
-// values (EncodeBlockEntries), lane 0 writes the end offsets, then the
-// footer, the trailer's type byte and, once the warp's writes are visible
-// to it (__syncwarp orders them), the masked CRC32C.
-__global__ void EncodeBlocksKernel(EncodeSources src, const EncodeBlock* blocks, uint64_t nb,
-                                   uint8_t* out) {
-  __shared__ uint32_t table[256];
-  for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x) table[i] = Crc32cTableEntry(i);
+// One warp per output block, grid-stride: the lanes copy its entries' key
+// bytes and values (EncodeBlockEntries), lane 0 writes the end offsets, the
+// footer and the trailer's type byte; once the warp's writes are visible
+// (__syncwarp orders them) the warp computes the masked CRC32C together
+// (crc32c_device.h, tables in shared memory as in VerifyKernel).
+__global__ void EncodeBlocksKernel(const Crc32cTables* g_tables, EncodeSources src,
+                                   const EncodeBlock* blocks, uint64_t nb, uint8_t* out) {
+  __shared__ Crc32cTables tables;
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
   __syncthreads();
-  const uint64_t warp = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
   const uint32_t lane = threadIdx.x & 31u;
-  if (warp >= nb) return;
-  const EncodeBlock b = blocks[warp];
-  EncodeBlockEntries(src, b, out, lane, 32);
-  __syncwarp();
-  if (lane == 0) {
-    WriteBlockFooter(out, b);
-    WriteBlockCrc(table, out, b);
+  const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / 32);
+  for (uint64_t w = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; w < nb; w += warps) {
+    const EncodeBlock b = blocks[w];
+    EncodeBlockEntries(src, b, out, lane, 32);
+    if (lane == 0) WriteBlockFooter(out, b);
+    __syncwarp();
+    WarpWriteBlockCrc(tables, out, b.out_offset, EncodedBlockSize(b), lane);
   }
 }
 
@@ -148,6 +156,12 @@ struct LessOp {
 };
 
 unsigned int Grid(uint64_t n) { return static_cast<unsigned int>((n + kThreads - 1) / kThreads); }
+
+// The grid of a grid-stride warp-per-item kernel over n items: one warp
+// per item up to `max_blocks` thread blocks (those that fit the device).
+unsigned int WarpGrid(uint64_t n, unsigned int max_blocks) {
+  return static_cast<unsigned int>(std::max<uint64_t>(1, std::min<uint64_t>(Grid(n * 32), max_blocks)));
+}
 
 Status CudaFailure(const char* stage, cudaError_t e) {
   return Status::Aborted(std::string("gpu: ") + stage + ": " + cudaGetErrorName(e),
@@ -216,8 +230,15 @@ class PinnedBuffer {
 
 class CudaKeySortDevice final : public KeySortDevice {
  public:
-  CudaKeySortDevice(cudaStream_t stream, uint64_t budget, std::string name)
-      : stream_(stream), budget_(budget), name_(std::move(name)) {
+  // crc_tables: the device's copy of the CRC32C tables (crc32c_device.h);
+  // max_blocks: thread blocks of kThreads that fit the device at once.
+  CudaKeySortDevice(cudaStream_t stream, uint64_t budget, std::string name,
+                    Crc32cTables* crc_tables, unsigned int max_blocks)
+      : stream_(stream),
+        budget_(budget),
+        name_(std::move(name)),
+        crc_tables_(crc_tables),
+        max_blocks_(max_blocks) {
     for (cudaEvent_t& e : events_) cudaEventCreate(&e);
   }
   ~CudaKeySortDevice() override {
@@ -225,6 +246,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     cudaStreamSynchronize(stream_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     if (counters_ != nullptr) cudaFreeHost(counters_);
+    cudaFree(crc_tables_);
     cudaStreamDestroy(stream_);
   }
 
@@ -429,7 +451,8 @@ class CudaKeySortDevice final : public KeySortDevice {
       const EncodeSources src{dev_.arena,      dev_.key_arena,   dev_.kept,
                               dev_.key_offset, dev_.key_size,    dev_.value_offset,
                               dev_.value_size};
-      EncodeBlocksKernel<<<Grid(nb * 32), kThreads, 0, stream_>>>(src, d_blocks, nb, d_out);
+      EncodeBlocksKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(crc_tables_, src,
+                                                                             d_blocks, nb, d_out);
       ACCELKV_CUDA_TRY("encode", cudaGetLastError());
     }
     ACCELKV_CUDA_TRY("encode",
@@ -516,7 +539,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     // verify
     if (fail == GpuStage::kVerify) return Injected(fail);
     if (nb > 0)
-      VerifyKernel<<<Grid(nb), kThreads, 0, stream_>>>(dev_.arena, d_blocks, nb, d_counters);
+      VerifyKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(crc_tables_, dev_.arena,
+                                                                       d_blocks, nb, d_counters);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], stream_));
 
@@ -626,6 +650,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   const cudaStream_t stream_;
   const uint64_t budget_;
   const std::string name_;
+  Crc32cTables* const crc_tables_;  // device memory, owned
+  const unsigned int max_blocks_;
   cudaEvent_t events_[5] = {};
   PinnedBuffer arena_;      // the file arena (HostArena)
   PinnedBuffer key_arena_;  // HostKeyArena
@@ -687,7 +713,25 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) name = std::string("cuda:") + prop.name;
   const uint64_t budget =
       static_cast<uint64_t>(static_cast<double>(free_bytes) * options.device_memory_fraction);
-  return std::make_unique<CudaKeySortDevice>(stream, budget, name);
+  // The CRC32C tables, made once on the host and kept on the device.
+  Crc32cTables host_tables;
+  InitCrc32cTables(&host_tables);
+  Crc32cTables* crc_tables = nullptr;
+  if ((e = cudaMalloc(&crc_tables, sizeof(Crc32cTables))) != cudaSuccess ||
+      (e = cudaMemcpy(crc_tables, &host_tables, sizeof(Crc32cTables), cudaMemcpyHostToDevice)) !=
+          cudaSuccess) {
+    *reason = NoGpu("CRC32C tables", e);
+    if (crc_tables != nullptr) cudaFree(crc_tables);
+    cudaStreamDestroy(stream);
+    return nullptr;
+  }
+  int sms = 0;
+  int per_sm = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, EncodeBlocksKernel, kThreads, 0);
+  const unsigned int max_blocks = static_cast<unsigned int>(std::max(1, sms) * std::max(1, per_sm));
+  cudaGetLastError();
+  return std::make_unique<CudaKeySortDevice>(stream, budget, name, crc_tables, max_blocks);
 }
 
 }  // namespace gpu
