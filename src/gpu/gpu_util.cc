@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "table/table_properties.h"
@@ -44,6 +45,56 @@ double ParallelFor(size_t n, size_t threads, const std::function<void(size_t)>& 
   for (std::thread& t : pool) t.join();
   double total = 0;
   for (double c : cpu) total += c;
+  return total;
+}
+
+OrderedWorkers::OrderedWorkers(size_t helpers, std::function<void(size_t)> fn)
+    : fn_(std::move(fn)), cpu_(helpers, 0.0) {
+  for (size_t t = 0; t < helpers; ++t) {
+    threads_.emplace_back([this, t] {
+      const double cpu0 = ThreadCpuSeconds();
+      Work();
+      cpu_[t] = ThreadCpuSeconds() - cpu0;
+    });
+  }
+}
+
+OrderedWorkers::~OrderedWorkers() { Close(); }
+
+void OrderedWorkers::Release(size_t end) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (closed_ || end <= released_) return;
+    released_ = end;
+  }
+  cv_.notify_all();
+}
+
+void OrderedWorkers::Work() {
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    cv_.wait(l, [this] { return next_ < released_ || closed_; });
+    if (next_ >= released_) return;  // closed, nothing left
+    const size_t i = next_++;
+    l.unlock();
+    fn_(i);
+    l.lock();
+  }
+}
+
+double OrderedWorkers::Close() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (closed_ && threads_.empty()) return 0;
+    closed_ = true;
+  }
+  cv_.notify_all();
+  Work();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  double total = 0;
+  for (double c : cpu_) total += c;
+  cpu_.assign(cpu_.size(), 0.0);
   return total;
 }
 

@@ -1,15 +1,20 @@
 // Small helpers the GPU executor's files share: stage timing, the
-// FileMetaData of a finished output table, and a parallel loop for the
-// file reads and writes.
+// FileMetaData of a finished output table, a parallel loop for the file
+// reads and writes, and OrderedWorkers for writes that overlap the device.
 //
-// Thread safety: pure functions (ParallelFor's fn must be safe to call
-// concurrently for different indices).
+// Thread safety: pure functions (ParallelFor's and OrderedWorkers' fn must
+// be safe to call concurrently for different indices); an OrderedWorkers
+// object is driven by one thread.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace accelkv {
 
@@ -38,6 +43,36 @@ size_t FileThreads(size_t n);
 // the CPU seconds the helper threads used (the caller's own are in its
 // ThreadCpuSeconds), so a job's CPU seconds can count them.
 double ParallelFor(size_t n, size_t threads, const std::function<void(size_t)>& fn);
+
+// Calls fn(i) once for every index the caller releases, in index order of
+// taking, on `helpers` threads started at construction, while the caller
+// goes on producing later items: Release(end) makes [0, end) available
+// (end only grows). Close() stops further releases, lets the caller run
+// released indices not yet taken alongside the helpers, joins them and
+// returns the helpers' CPU seconds (waiting costs none). The destructor
+// closes an object not closed. With 0 helpers every index runs in Close.
+class OrderedWorkers {
+ public:
+  OrderedWorkers(size_t helpers, std::function<void(size_t)> fn);
+  OrderedWorkers(const OrderedWorkers&) = delete;
+  OrderedWorkers& operator=(const OrderedWorkers&) = delete;
+  ~OrderedWorkers();
+
+  void Release(size_t end);
+  double Close();
+
+ private:
+  void Work();  // takes released indices until closed and none is left
+
+  const std::function<void(size_t)> fn_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t next_ = 0;          // the next index to take (under mu_)
+  size_t released_ = 0;      // indices below it may run (under mu_)
+  bool closed_ = false;      // (under mu_)
+  std::vector<double> cpu_;  // per helper, written by it before it exits
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace gpu
 }  // namespace accelkv
