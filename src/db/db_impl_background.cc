@@ -189,7 +189,8 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
     // The GPU is an accelerator, never the judge: whatever went wrong there
     // (a device error, out of memory, a checksum mismatch it reported), the
     // job reruns on the CPU, whose verdict stands. Nothing of the GPU run was
-    // installed; its files (normally none) are removed first.
+    // installed; its files (any written before the failure, e.g. chunks encoded
+    // before a failed device encode) are removed first.
     for (const FileMetaData& f : result.outputs) env_->RemoveFile(TableFileName(dbname_, f.number));
     gpu_fell_back = true;
     result = CompactionJobResult();

@@ -21,10 +21,12 @@
 //   plan     (keep_for_encode) PlanKernel: a thread per kept entry writes
 //            its PlanEntry (plan_common.h), copied to a pinned buffer
 // and, in device-encode mode (EncodeBlocks, after the CPU planned the
-// output): the planned blocks in, EncodeBlocksKernel (a warp per output
+// output; called once per chunk of output tables): the chunk's planned
+// blocks in, EncodeBlocksKernel (a warp per output
 // block copies its entries' key bytes and values from the arenas, entry
 // arrays and kept order Run left on the device, lane 0 writes the end
-// offsets, the footer and the trailer CRC32C), the blocks out. Device
+// offsets, the footer and the trailer CRC32C), the chunk's blocks out; the
+// inputs stay until ReleaseEncodeInput. Device
 // memory comes from the stream-ordered default pool with its release
 // threshold raised, so it is reused across jobs; the pinned host buffers
 // grow and are reused. Every CUDA error becomes Aborted("gpu: <stage>: ...").
@@ -263,17 +265,23 @@ class CudaKeySortDevice final : public KeySortDevice {
     return out_.Get(bytes, "encode", out);
   }
 
-  Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
+  Status EncodeBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block, uint8_t* out,
                       std::map<std::string, uint64_t>* stage_micros) override {
     cudaGetLastError();
     Status s = held_.Check(job);
-    if (s.ok() && InjectedFailure() == GpuStage::kEncode) s = Injected(GpuStage::kEncode);
-    if (s.ok()) {
-      JobAllocations mem(stream_);  // drains the stream before the arenas are freed
-      s = EncodeStages(job, out, stage_micros, &mem);
+    if (s.ok() && InjectedFailure() == GpuStage::kEncode && end_block == job.blocks.size()) {
+      s = Injected(GpuStage::kEncode);
     }
-    ReleaseInput();
+    if (s.ok()) {
+      JobAllocations mem(stream_);  // drains the stream before anything is freed
+      s = EncodeStages(job, first_block, end_block, out, stage_micros, &mem);
+    }
+    if (!s.ok()) ReleaseInput();  // a failed call releases the input
     return s;
+  }
+
+  void ReleaseEncodeInput() override {
+    if (held_.held()) ReleaseInput();
   }
 
   Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
@@ -332,8 +340,9 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   // What stays on the device from DecodeKeys (or Run) to EncodeBlocks: the
   // two arenas, the per-entry arrays and, after a Run with keep_for_encode,
-  // the kept order. Freed by EncodeBlocks, the next DecodeKeys or Run
-  // (unless it takes them over) or the destructor.
+  // the kept order, and the output buffer of the EncodeBlocks calls. Freed
+  // by ReleaseEncodeInput, a failed EncodeBlocks, the next DecodeKeys or
+  // Run (unless it takes them over) or the destructor.
   struct Resident {
     uint8_t* arena = nullptr;
     uint8_t* key_arena = nullptr;
@@ -342,8 +351,10 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint64_t* value_offset = nullptr;
     uint32_t* value_size = nullptr;
     uint32_t* kept = nullptr;
+    uint8_t* out = nullptr;  // the encoded data blocks (first EncodeBlocks call)
     uint64_t entries = 0;
     uint64_t kept_count = 0;
+    uint64_t out_size = 0;
   };
 
   template <typename T>
@@ -367,7 +378,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
   void ReleaseInput() {
     void* ptrs[] = {dev_.arena,        dev_.key_arena,  dev_.key_offset, dev_.key_size,
-                    dev_.value_offset, dev_.value_size, dev_.kept};
+                    dev_.value_offset, dev_.value_size, dev_.kept,       dev_.out};
     for (void* p : ptrs) {
       if (p != nullptr) cudaFreeAsync(p, stream_);
     }
@@ -434,29 +445,50 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  Status EncodeStages(const EncodeJob& job, uint8_t* out,
+  // One chunk: its planned blocks in, the kernel into the job's device
+  // output buffer (allocated by the first call, kept to the release), the
+  // chunk's bytes back into out, one copy per contiguous run of blocks
+  // (one for a chunk of whole tables: their data blocks are contiguous).
+  Status EncodeStages(const EncodeJob& job, uint64_t first_block, uint64_t end_block, uint8_t* out,
                       std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const auto t0 = std::chrono::steady_clock::now();
-    Status s = CheckEncodeJob(job, dev_.kept_count);
+    Status s = CheckEncodeJob(job, first_block, end_block, dev_.kept_count);
     if (!s.ok()) return s;
-    const uint64_t nb = job.blocks.size();
-    EncodeBlock* d_blocks = nullptr;
-    uint8_t* d_out = nullptr;
-    ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_blocks, nb));
-    ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_out, job.out_size));
-    ACCELKV_CUDA_TRY("encode",
-                     cudaMemcpyAsync(d_blocks, job.blocks.data(), nb * sizeof(EncodeBlock),
-                                     cudaMemcpyHostToDevice, stream_));
-    if (nb > 0) {
-      const EncodeSources src{dev_.arena,      dev_.key_arena,   dev_.kept,
-                              dev_.key_offset, dev_.key_size,    dev_.value_offset,
-                              dev_.value_size};
-      EncodeBlocksKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(crc_tables_, src,
-                                                                             d_blocks, nb, d_out);
-      ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+    if (dev_.out == nullptr || dev_.out_size < job.out_size) {
+      if (dev_.out != nullptr) cudaFreeAsync(dev_.out, stream_);
+      dev_.out = nullptr;
+      dev_.out_size = 0;
+      ACCELKV_CUDA_TRY("encode", AllocResident(&dev_.out, job.out_size));
+      dev_.out_size = job.out_size;
     }
-    ACCELKV_CUDA_TRY("encode",
-                     cudaMemcpyAsync(out, d_out, job.out_size, cudaMemcpyDeviceToHost, stream_));
+    const uint64_t nb = end_block - first_block;
+    if (nb > 0) {
+      EncodeBlock* d_blocks = nullptr;
+      ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_blocks, nb));
+      ACCELKV_CUDA_TRY("encode",
+                       cudaMemcpyAsync(d_blocks, job.blocks.data() + first_block,
+                                       nb * sizeof(EncodeBlock), cudaMemcpyHostToDevice, stream_));
+      const EncodeSources src{dev_.arena,    dev_.key_arena,    dev_.kept,      dev_.key_offset,
+                              dev_.key_size, dev_.value_offset, dev_.value_size};
+      EncodeBlocksKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(
+          crc_tables_, src, d_blocks, nb, dev_.out);
+      ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+      uint64_t run_begin = job.blocks[first_block].out_offset;
+      uint64_t run_end = run_begin;
+      for (uint64_t i = first_block; i <= end_block; ++i) {
+        if (i < end_block && job.blocks[i].out_offset == run_end) {
+          run_end += EncodedBlockSize(job.blocks[i]) + 5;
+          continue;
+        }
+        ACCELKV_CUDA_TRY("encode",
+                         cudaMemcpyAsync(out + run_begin, dev_.out + run_begin, run_end - run_begin,
+                                         cudaMemcpyDeviceToHost, stream_));
+        if (i < end_block) {
+          run_begin = job.blocks[i].out_offset;
+          run_end = run_begin + EncodedBlockSize(job.blocks[i]) + 5;
+        }
+      }
+    }
     ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
     (*stage_micros)["gpu_encode"] += MicrosSince(t0);
     return Status::OK();

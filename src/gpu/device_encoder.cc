@@ -1,6 +1,7 @@
 #include "gpu/device_encoder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -30,6 +31,8 @@ static_assert(kBlockFooterSize == BlockLayout::kFooterSize);
 struct PlannedTable {
   uint64_t out_offset = 0;
   uint64_t data_bytes = 0;
+  uint64_t first_block = 0;  // its data blocks: EncodeJob::blocks[first_block, end_block)
+  uint64_t end_block = 0;
   TableProperties props;
   std::unique_ptr<FilterBuilder> filter;
   BlockBuilder index;
@@ -189,6 +192,7 @@ class Planner {
     tables_.push_back(std::make_unique<PlannedTable>());
     table_ = tables_.back().get();
     table_->out_offset = out_cursor_;
+    table_->first_block = blocks_->size();
     table_->props.comparator_name = comparator_name_;
     if (spec_.table_options.bloom_bits_per_key > 0) {
       table_->filter = std::make_unique<FilterBuilder>(spec_.table_options.bloom_bits_per_key);
@@ -257,6 +261,7 @@ class Planner {
     const Slice largest = KeyAt(last_);
     table_->props.largest_key.assign(largest.data(), largest.size());
     table_->data_bytes = offset_;
+    table_->end_block = blocks_->size();
     out_cursor_ += offset_;
     table_ = nullptr;
     return Status::OK();
@@ -321,7 +326,8 @@ std::string TableTail(PlannedTable* t) {
 
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, KeySortDevice* device,
-                             EncodeJob* scratch, CompactionJobResult* result) {
+                             uint64_t chunk_bytes, EncodeJob* scratch,
+                             CompactionJobResult* result) {
   if (spec.table_options.block_size == 0 ||
       spec.table_options.compression != CompressionType::kNone) {
     return Status::NotSupported("gpu: encode: table options the device encoder does not take");
@@ -376,6 +382,8 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     for (EncodeBlock& b : rp.blocks) b.out_offset += job.out_size;
     for (auto& t : rp.tables) {
       t->out_offset += job.out_size;
+      t->first_block += job.blocks.size();
+      t->end_block += job.blocks.size();
       tables.push_back(std::move(t));
     }
     job.blocks.insert(job.blocks.end(), rp.blocks.begin(), rp.blocks.end());
@@ -385,56 +393,115 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
 
   uint8_t* out = nullptr;
   Status s = device->HostOutput(job.out_size, &out);
-  if (s.ok()) s = device->EncodeBlocks(job, out, &result->stage_micros);
   if (!s.ok()) return s;
 
-  // Each table's tail (filter, properties, index, footer) and its file on
-  // several threads, one table at a time each. File numbers are taken in
-  // table order first; a created file is listed in result->outputs (in
-  // table order) even when a later step fails, and the first failure in
-  // table order is returned. "encode" sums the threads' tail times, "write"
-  // is the wall time of the whole section less that sum's share.
+  // Chunks of whole tables in table order, each of at least chunk_bytes of
+  // data blocks (the last one: the rest); at least one chunk, so the device
+  // sees the encode stage even when nothing is kept.
   const size_t nt = tables.size();
+  std::vector<size_t> chunk_end;  // table index after each chunk
+  uint64_t chunk_data = 0;
+  for (size_t i = 0; i < nt; ++i) {
+    chunk_data += tables[i]->data_bytes;
+    if (chunk_data >= std::max<uint64_t>(chunk_bytes, 1) || i + 1 == nt) {
+      chunk_end.push_back(i + 1);
+      chunk_data = 0;
+    }
+  }
+  if (chunk_end.empty()) chunk_end.push_back(0);
+
+  // Each chunk is encoded on the device, then its tables' tails (filter,
+  // properties, index, footer) are built and their files written, fsynced
+  // and closed on the writer threads while the device encodes the next
+  // chunk. File numbers are taken in table order first; a created file is
+  // listed in result->outputs (in table order) even when a later step
+  // fails, also a failed encode of a later chunk (the caller removes them);
+  // the first failure in table order among the written tables is returned,
+  // else the encode's. A write failure stops the encoding of later chunks.
   std::vector<uint64_t> numbers(nt);
   for (size_t i = 0; i < nt; ++i) numbers[i] = spec.new_file_number();
   struct Written {
     Status status;
     bool created = false;
     FileMetaData meta;
-    uint64_t encode_micros = 0;
+    std::chrono::steady_clock::time_point tail_start;  // its tail's build
+    std::chrono::steady_clock::time_point tail_end;
   };
   std::vector<Written> written(nt);
-  const size_t threads = FileThreads(nt);
-  t = std::chrono::steady_clock::now();
-  result->cpu_seconds += ParallelFor(nt, threads, [&](size_t i) {
+  std::atomic<bool> write_failed{false};
+  auto write = [&](size_t i) {
     PlannedTable* table = tables[i].get();
     Written& w = written[i];
-    const auto t0 = std::chrono::steady_clock::now();
+    w.tail_start = std::chrono::steady_clock::now();
     const std::string tail = TableTail(table);
-    w.encode_micros = MicrosSince(t0);
+    w.tail_end = std::chrono::steady_clock::now();
     w.meta = OutputFileMeta(numbers[i], table->data_bytes + tail.size(), table->props);
     std::unique_ptr<WritableFile> file;
     w.status = spec.env->NewWritableFile(TableFileName(spec.dbname, numbers[i]), &file);
-    if (!w.status.ok()) return;
-    w.created = true;
-    w.status = file->Append(
-        Slice(reinterpret_cast<const char*>(out) + table->out_offset, table->data_bytes));
-    if (w.status.ok()) w.status = file->Append(tail);
-    if (w.status.ok()) w.status = file->Sync();
-    const Status close = file->Close();
-    if (w.status.ok()) w.status = close;
-  });
-  const uint64_t section = MicrosSince(t);
-  uint64_t encode = 0;
-  for (const Written& w : written) encode += w.encode_micros;
-  const uint64_t encode_wall = std::min(section, encode / threads);
-  result->stage_micros["encode"] += encode_wall;
-  result->stage_micros["write"] += section - encode_wall;
-  for (const Written& w : written) {
-    if (w.created) result->outputs.push_back(w.meta);
+    if (w.status.ok()) {
+      w.created = true;
+      w.status = file->Append(
+          Slice(reinterpret_cast<const char*>(out) + table->out_offset, table->data_bytes));
+      if (w.status.ok()) w.status = file->Append(tail);
+      if (w.status.ok()) w.status = file->Sync();
+      const Status close = file->Close();
+      if (w.status.ok()) w.status = close;
+    }
+    if (!w.status.ok()) write_failed.store(true);
+  };
+  // The caller encodes while the helpers write; it joins them for what is
+  // left after the last chunk. With several chunks at least one helper, so
+  // writes overlap the device.
+  const size_t threads = FileThreads(nt);
+  const size_t helpers = std::max<size_t>(threads - 1, chunk_end.size() > 1 ? 1 : 0);
+  OrderedWorkers writers(helpers, write);
+  Status encode_status;
+  size_t released = 0;  // tables handed to the writers
+  auto first_release = std::chrono::steady_clock::now();
+  for (size_t c = 0; c < chunk_end.size() && !write_failed.load(); ++c) {
+    const size_t first_table = c == 0 ? 0 : chunk_end[c - 1];
+    const uint64_t first_block = first_table < nt ? tables[first_table]->first_block : 0;
+    const uint64_t end_block = chunk_end[c] > 0 ? tables[chunk_end[c] - 1]->end_block : 0;
+    encode_status = device->EncodeBlocks(job, first_block, end_block, out, &result->stage_micros);
+    if (!encode_status.ok()) break;
+    if (c == 0) first_release = std::chrono::steady_clock::now();
+    released = chunk_end[c];
+    writers.Release(released);
   }
+  device->ReleaseEncodeInput();
+  const auto encoded = std::chrono::steady_clock::now();
+  result->cpu_seconds += writers.Close();
+
+  // Stage times: "gpu_encode" is the device's (every chunk); the writes
+  // that ran while the device encoded later chunks are "write_overlapped"
+  // (wall, from the first chunk's release to the last chunk's encode: not
+  // on the job's critical path); the wall time after the last chunk's
+  // encode until the last file is closed is split into "encode" (the
+  // threads' tail building after that point, summed, over their number)
+  // and "write".
+  const uint64_t tail_wall = MicrosSince(encoded);
+  std::chrono::steady_clock::duration tails{0};
+  for (size_t i = 0; i < released; ++i) {
+    const Written& w = written[i];
+    if (w.tail_end > encoded) tails += w.tail_end - std::max(w.tail_start, encoded);
+  }
+  const uint64_t tail_micros =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(tails).count());
+  const uint64_t encode_wall = std::min(tail_wall, tail_micros / (helpers + 1));
+  result->stage_micros["encode"] += encode_wall;
+  result->stage_micros["write"] += tail_wall - encode_wall;
+  if (released > 0) {
+    result->stage_micros["write_overlapped"] += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(encoded - first_release).count());
+  }
+  for (size_t i = 0; i < released; ++i) {
+    if (written[i].created) result->outputs.push_back(written[i].meta);
+  }
+  for (size_t i = 0; i < released; ++i) {
+    if (!written[i].status.ok()) return written[i].status;
+  }
+  if (!encode_status.ok()) return encode_status;
   for (const Written& w : written) {
-    if (!w.status.ok()) return w.status;
     result->bytes_written += w.meta.file_size;
     result->output_entries += w.meta.num_entries;
   }

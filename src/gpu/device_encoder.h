@@ -8,17 +8,22 @@
 //                     as TableBuilder would, each block's layout (shared
 //                     prefix, widths, end-offset width: BlockLayoutTracker);
 //                     gather the table properties and filter hashes;
-//   gpu_encode        the device fills every data block and its trailer from
-//                     the key arena (keys) and the file arena (values);
+//   gpu_encode        the device fills the data blocks and their trailers
+//                     from the key arena (keys) and the file arena (values),
+//                     in chunks of whole tables (>= chunk_bytes of data
+//                     blocks each, in table order);
 //   encode (CPU)      filter, properties and index blocks and the footer of
 //                     each table (small: one index entry per data block);
 //   write (CPU)       each file written from the encoded buffer, fsynced.
+// encode + write of a chunk's tables run on writer threads while the device
+// encodes the next chunk.
 // The files are byte-identical to TableBuilder's (the randomized executor
 // tests compare them with the CPU executor's).
 //
-// Errors: anything the device reports (Aborted) comes back before any file
-// exists; file-system errors come back with the created files listed in
-// result->outputs.
+// Errors: a failure of the device (Aborted) or of the file system comes
+// back with every created file listed in result->outputs (files of chunks
+// encoded before a failed chunk are written whole first); the caller
+// removes them. A failure before the first chunk's encode creates none.
 //
 // Thread safety: one job at a time (the executor serializes).
 #pragma once
@@ -37,10 +42,13 @@ namespace gpu {
 // Writes the output tables of the entries sorted.kept (indices into
 // input's entry arrays, in output order) from the device's plan inputs
 // (sorted.plan, from a Run with keep_for_encode). *job is scratch, reused
-// across jobs so its block array keeps its pages.
+// across jobs so its block array keeps its pages. chunk_bytes: the data
+// bytes per device encode call (GpuExecutorOptions::encode_chunk_bytes).
+// Calls device->ReleaseEncodeInput() once the last chunk is encoded or
+// failed (not when it returns before the first: the caller releases).
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, KeySortDevice* device,
-                             EncodeJob* job, CompactionJobResult* result);
+                             uint64_t chunk_bytes, EncodeJob* job, CompactionJobResult* result);
 
 }  // namespace gpu
 }  // namespace accelkv

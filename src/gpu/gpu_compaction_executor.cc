@@ -120,6 +120,11 @@ std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& opt
   gopts.min_input_bytes =
       options.gpu_compaction == GpuCompaction::kForce ? 0 : options.gpu_min_compaction_bytes;
   gopts.device_memory_fraction = options.gpu_memory_fraction;
+  // Tests and measurements: the device-encode chunk size in bytes.
+  const char* chunk = std::getenv("ACCELKV_GPU_ENCODE_CHUNK_BYTES");
+  if (chunk != nullptr && std::strtoull(chunk, nullptr, 10) > 0) {
+    gopts.encode_chunk_bytes = std::strtoull(chunk, nullptr, 10);
+  }
   std::unique_ptr<GpuCompactionExecutor> executor;
   std::string reason;
   const char* device = std::getenv("ACCELKV_GPU_DEVICE");
@@ -239,8 +244,10 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   if (!s.ok()) return s;
   result->dropped_entries = n - out.kept.size();
   if (device_encode) {
-    return gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), encode_job_.get(),
-                                      result);
+    s = gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), options_.encode_chunk_bytes,
+                                   encode_job_.get(), result);
+    device_->ReleaseEncodeInput();  // also when the plan failed before any chunk
+    return s;
   }
   if (gpu::InjectedFailure() == GpuStage::kEncode) {
     return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));

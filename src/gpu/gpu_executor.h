@@ -15,16 +15,20 @@
 //      place from the file arena) or device-encode mode (GPU: plan inputs
 //      per kept entry; CPU: the plan over them; GPU: data blocks; CPU:
 //      filter/properties/index/footer: device_encoder.h)
-//   -> write (CPU: each output written, fsynced, closed).
+//   -> write (CPU: each output written, fsynced, closed; in device-encode
+//      mode chunk by chunk while the device encodes the next chunk).
 // Output files are byte-identical to the CPU executor's in both modes.
 //
 // Usable with and without CUDA: Create() returns nullptr plus a one-line
 // reason when there is no usable GPU (or no CUDA in the build).
 //
 // Failures: every device error, out-of-memory or injected failure returns
-// Status::Aborted("gpu: <stage>: ...") before any output file is created,
-// so the caller can rerun the job on the CPU executor. A checksum mismatch
-// returns Corruption (also before any file exists; not a GPU failure).
+// Status::Aborted("gpu: <stage>: ..."), so the caller can rerun the job on
+// the CPU executor. Failures before the encode create no file; a failed
+// device encode of a later chunk (device-encode mode writes chunk by chunk)
+// may follow written files, which are all listed in result->outputs for the
+// caller to remove, as for file-system errors. A checksum mismatch returns
+// Corruption (before any file exists; not a GPU failure).
 // max_consecutive_failures Aborted jobs in a row mark the GPU unhealthy for
 // unhealthy_micros: ShouldOffload() is false meanwhile.
 //
@@ -61,6 +65,12 @@ struct GpuExecutorOptions {
   // The environment variable ACCELKV_GPU_ENCODE=device|cpu forces a mode
   // (measurements). docs/GPU.md, "Encode modes", gives the measured crossover.
   uint64_t device_encode_max_avg_value = 4096;
+  // Device-encode mode encodes the output tables in chunks of whole tables
+  // of at least this many data bytes, in table order, and writes each
+  // chunk's files while the device encodes the next (docs/GPU.md). 32 MiB:
+  // a few chunks per job of a few hundred MB, each large enough that a
+  // device call's fixed cost (a launch, a synchronize) is small beside it.
+  uint64_t encode_chunk_bytes = 32ull << 20;
   // Fraction of the device's free memory (at Create) one job may use.
   double device_memory_fraction = 0.5;
   // Consecutive Aborted jobs that mark the GPU unhealthy, and for how long.
@@ -144,7 +154,9 @@ class GpuCompactionExecutor final : public CompactionExecutor {
 // line for the LOG and accelkv.stats ("gpu compaction: on, <device>, ..."
 // or "gpu compaction: off: <reason>"). With the environment variable
 // ACCELKV_GPU_DEVICE=host the executor runs its stages on the CPU reference
-// device instead of CUDA (tests of the GPU path on machines without a GPU).
+// device instead of CUDA (tests of the GPU path on machines without a GPU);
+// ACCELKV_GPU_ENCODE_CHUNK_BYTES=N sets encode_chunk_bytes (tests of the
+// chunked encode; measurements).
 std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& options,
                                                               std::string* status_line);
 

@@ -37,21 +37,23 @@ class HostKeySortDevice final : public KeySortDevice {
 
   uint64_t MemoryBudget() const override { return budget_; }
 
-  Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
+  Status EncodeBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block, uint8_t* out,
                       std::map<std::string, uint64_t>* stage_micros) override {
     Status s = held_.Check(job);
-    held_.Release();
-    if (!s.ok()) return s;
-    if (InjectedFailure() == GpuStage::kEncode) {
-      return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
+    if (s.ok() && InjectedFailure() == GpuStage::kEncode && end_block == job.blocks.size()) {
+      s = Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
     }
-    s = CheckEncodeJob(job, kept_.size());
-    if (!s.ok()) return s;
+    if (s.ok()) s = CheckEncodeJob(job, first_block, end_block, kept_.size());
+    if (!s.ok()) {
+      held_.Release();  // a failed call releases the input (key_sort_device.h)
+      return s;
+    }
     const auto t = std::chrono::steady_clock::now();
-    const EncodeSources src{job.arena,           job.key_arena,        kept_.data(),
-                            key_offset_.data(),  key_size_.data(),     value_offset_.data(),
+    const EncodeSources src{job.arena,          job.key_arena,    kept_.data(),
+                            key_offset_.data(), key_size_.data(), value_offset_.data(),
                             value_size_.data()};
-    for (const EncodeBlock& b : job.blocks) {
+    for (uint64_t i = first_block; i < end_block; ++i) {
+      const EncodeBlock& b = job.blocks[i];
       EncodeBlockEntries(src, b, out, 0, 1);
       WriteBlockFooter(out, b);
       WriteBlockCrc(crc_table_, out, b);
@@ -59,6 +61,8 @@ class HostKeySortDevice final : public KeySortDevice {
     (*stage_micros)["gpu_encode"] += MicrosSince(t);
     return Status::OK();
   }
+
+  void ReleaseEncodeInput() override { held_.Release(); }
 
   // The kernel's work, entry by entry (each finds its block as a warp does).
   Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,

@@ -6,8 +6,9 @@
 // block's CRC32C, orders the entries into internal-key order and applies the
 // obsolete-version rule, returning the indices of the kept entries in output
 // order. Only keys move through the sort; values stay in the file arena.
-// In device-encode mode it then fills the output data blocks (EncodeBlocks)
-// from the two arenas it still holds.
+// In device-encode mode it then fills the output data blocks (EncodeBlocks,
+// in chunks of tables) from the two arenas it still holds, until
+// ReleaseEncodeInput.
 //
 // Implementations: CudaKeySortDevice (cuda_key_sort_device.cu, CUB merge
 // sort + select) and HostKeySortDevice (the CPU reference running the same
@@ -68,7 +69,7 @@ struct KeySortInput {
   // Device-encode mode: Run also computes the plan inputs
   // (KeySortOutput::plan, plan_common.h) and keeps both arenas, the entry
   // arrays and the kept order on the device after it returns OK, for the
-  // EncodeBlocks call that follows.
+  // EncodeBlocks calls that follow (until ReleaseEncodeInput).
   bool keep_for_encode = false;
   // With keep_for_encode: per entry, its value in the file arena (required:
   // num_entries() each; the CUDA device uploads them unless DecodeKeys left
@@ -139,11 +140,17 @@ struct EncodeJob {
   uint64_t out_size = 0;            // bytes of every block with its trailer
 };
 
-// OK when every block of job takes kept positions inside [0, kept) and
-// lies inside out[0, job.out_size) with its trailer; else InvalidArgument
-// (a planning bug must not write outside the buffers).
-inline Status CheckEncodeJob(const EncodeJob& job, uint64_t kept) {
-  for (const EncodeBlock& b : job.blocks) {
+// OK when blocks [first_block, end_block) of job are a range of job.blocks
+// and each takes kept positions inside [0, kept) and lies inside
+// out[0, job.out_size) with its trailer; else InvalidArgument (a planning
+// bug must not write outside the buffers). EncodeBlocks checks every call.
+inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
+                             uint64_t kept) {
+  if (first_block > end_block || end_block > job.blocks.size()) {
+    return Status::InvalidArgument("gpu: encode: a block range outside the job");
+  }
+  for (uint64_t i = first_block; i < end_block; ++i) {
+    const EncodeBlock& b = job.blocks[i];
     const uint64_t end = b.out_offset + EncodedBlockSize(b) + 5;
     if (b.n == 0 || b.first > kept || b.n > kept - b.first || end > job.out_size ||
         end < b.out_offset) {
@@ -154,8 +161,9 @@ inline Status CheckEncodeJob(const EncodeJob& job, uint64_t kept) {
 }
 
 // Which arenas a device holds for EncodeBlocks: those of the last Run with
-// keep_for_encode that returned OK (both devices check it, so the host
-// reference catches a caller that breaks EncodeBlocks' precondition).
+// keep_for_encode that returned OK, until ReleaseEncodeInput or a failed
+// EncodeBlocks (both devices check it, so the host reference catches a
+// caller that breaks EncodeBlocks' precondition).
 class HeldInput {
  public:
   void Hold(const KeySortInput& in) {
@@ -210,16 +218,28 @@ class KeySortDevice {
   // backend), reused like HostArena's.
   virtual Status HostOutput(uint64_t bytes, uint8_t** out) = 0;
 
-  // Fills every planned data block of job into out[0, job.out_size) (from
-  // HostOutput): prefix, key suffixes, values, end offsets, footer, trailer.
-  // Adds its time under "gpu_encode". Aborted("gpu: encode: ...") on any
-  // failure, and InvalidArgument for a block outside the kept entries.
-  // REQUIRES: the last Run returned OK with keep_for_encode over job's
-  // arenas (the CUDA device reuses their device copies, the entry arrays
-  // and the kept order, then frees them; it returns Aborted when they are
-  // not there).
-  virtual Status EncodeBlocks(const EncodeJob& job, uint8_t* out,
-                              std::map<std::string, uint64_t>* stage_micros) = 0;
+  // Fills the planned data blocks job.blocks[first_block, end_block) into
+  // out (from HostOutput(job.out_size)), each at its out_offset: prefix,
+  // key suffixes, values, end offsets, footer, trailer; returns once they
+  // are there. The executor calls it once per chunk of tables, in table
+  // order, and writes a chunk's files while the next is encoded. Adds its
+  // time under "gpu_encode". Aborted("gpu: encode: ...") on any failure,
+  // InvalidArgument for a range or block outside the job (CheckEncodeJob).
+  // An injected kEncode failure strikes the call whose range ends at the
+  // job's last block (with several chunks: after earlier chunks' files
+  // were written). REQUIRES: the last Run returned OK with keep_for_encode
+  // over job's arenas, and neither ReleaseEncodeInput nor a failed
+  // EncodeBlocks came since (the CUDA device reuses the arenas' device
+  // copies, the entry arrays and the kept order; Aborted when they are not
+  // there). A failed call releases them as ReleaseEncodeInput does.
+  virtual Status EncodeBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
+                              uint8_t* out, std::map<std::string, uint64_t>* stage_micros) = 0;
+
+  // Frees what the last Run kept for EncodeBlocks (the CUDA device's
+  // arenas, entry arrays, kept order and output buffer). Idempotent; the
+  // executor calls it after the last chunk and on every path that does
+  // not reach it.
+  virtual void ReleaseEncodeInput() = 0;
 
   // Device bytes one job may use (the memory budget).
   virtual uint64_t MemoryBudget() const = 0;

@@ -1,7 +1,8 @@
 // The GPU compaction executor inside a database (docs/GPU.md, "Decision
 // policy" and "Failures"): forced GPU compactions produce what the oracle
 // says, a failure at any GPU stage reruns the job on the CPU and loses
-// nothing, and Open reports the GPU status in LOG and accelkv.stats.
+// nothing (also a failed encode after some outputs were written: jobs are
+// encoded one table per chunk here), and Open reports the GPU status in LOG and accelkv.stats.
 //
 // Where no CUDA GPU is usable the tests set ACCELKV_GPU_DEVICE=host, so the
 // executor runs its stages on the CPU reference device: the DB wiring, the
@@ -53,11 +54,17 @@ uint64_t GpuExecutorCounter(DB* db, const std::string& key) {
 
 class DBGpuTest : public testing::Test {
  protected:
+  // Device-encode jobs are encoded one output table per chunk, so a failed
+  // encode can follow written files, which the fallback must remove.
   void SetUp() override {
     ChooseGpuDevice();
     GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone);
+    ::setenv("ACCELKV_GPU_ENCODE_CHUNK_BYTES", "1", 1);
   }
-  void TearDown() override { GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone); }
+  void TearDown() override {
+    GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone);
+    ::unsetenv("ACCELKV_GPU_ENCODE_CHUNK_BYTES");
+  }
 
   Options GpuOptions() {
     Options options = test::SmallTreeOptions(Env::Default());

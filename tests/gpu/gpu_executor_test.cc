@@ -1,14 +1,18 @@
 // GpuCompactionExecutor tests, run over two KeySortDevices: the host
 // reference (everywhere) and CUDA (skipped without a GPU). Output files must
-// be byte-identical to the CPU executor's; every injected stage failure must
-// give Aborted with no file created; a flipped byte must give Corruption.
+// be byte-identical to the CPU executor's, also when the device encodes the
+// output in several chunks; every injected stage failure must give Aborted,
+// with no file created before the encode and every created file listed in
+// the result at the encode; a flipped byte must give Corruption.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "compaction/cpu_compaction_executor.h"
 #include "env/fault_injection_env.h"
@@ -29,6 +33,43 @@ struct InjectionGuard {
   ~InjectionGuard() { GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone); }
 };
 
+// Forwards to a device, counting EncodeBlocks calls (the chunks a job's
+// output was encoded in).
+class CountingDevice final : public gpu::KeySortDevice {
+ public:
+  CountingDevice(std::unique_ptr<gpu::KeySortDevice> inner, int* encode_calls)
+      : inner_(std::move(inner)), encode_calls_(encode_calls) {}
+  const char* Name() const override { return inner_->Name(); }
+  Status HostArena(uint64_t bytes, uint8_t** arena) override {
+    return inner_->HostArena(bytes, arena);
+  }
+  Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
+    return inner_->HostKeyArena(bytes, arena);
+  }
+  Status HostOutput(uint64_t bytes, uint8_t** out) override {
+    return inner_->HostOutput(bytes, out);
+  }
+  Status EncodeBlocks(const gpu::EncodeJob& job, uint64_t first_block, uint64_t end_block,
+                      uint8_t* out, std::map<std::string, uint64_t>* stage_micros) override {
+    ++*encode_calls_;
+    return inner_->EncodeBlocks(job, first_block, end_block, out, stage_micros);
+  }
+  void ReleaseEncodeInput() override { inner_->ReleaseEncodeInput(); }
+  uint64_t MemoryBudget() const override { return inner_->MemoryBudget(); }
+  Status DecodeKeys(const gpu::DecodeInput& in, gpu::DecodeOutput* out,
+                    std::map<std::string, uint64_t>* stage_micros) override {
+    return inner_->DecodeKeys(in, out, stage_micros);
+  }
+  Status Run(const gpu::KeySortInput& in, gpu::KeySortOutput* out,
+             std::map<std::string, uint64_t>* stage_micros) override {
+    return inner_->Run(in, out, stage_micros);
+  }
+
+ private:
+  const std::unique_ptr<gpu::KeySortDevice> inner_;
+  int* const encode_calls_;
+};
+
 class GpuExecutorTest : public testing::TestWithParam<std::string> {
  protected:
   GpuExecutorTest() : env_(NewMemEnv(Env::Default())) {
@@ -41,13 +82,25 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   void SetUp() override {
     options_.min_input_bytes = 0;
     options_.max_consecutive_failures = 3;
+    options_.encode_chunk_bytes = 1;  // every output table its own chunk
+    std::string reason;
+    gpu_ = NewExecutor(options_, &reason);
+    if (gpu_ == nullptr) GTEST_SKIP() << reason;
+  }
+
+  // An executor over this test's device kind, counting its device's
+  // EncodeBlocks calls in encode_calls_; nullptr and *reason without a GPU.
+  std::unique_ptr<GpuCompactionExecutor> NewExecutor(const GpuExecutorOptions& options,
+                                                     std::string* reason) {
+    std::unique_ptr<gpu::KeySortDevice> device;
     if (GetParam() == "host") {
-      gpu_ = std::make_unique<GpuCompactionExecutor>(options_, gpu::NewHostKeySortDevice(kBudget));
+      device = gpu::NewHostKeySortDevice(kBudget);
     } else {
-      std::string reason;
-      gpu_ = GpuCompactionExecutor::Create(options_, &reason);
-      if (gpu_ == nullptr) GTEST_SKIP() << reason;
+      device = gpu::NewCudaKeySortDevice(options, reason);
+      if (device == nullptr) return nullptr;
     }
+    return std::make_unique<GpuCompactionExecutor>(
+        options, std::make_unique<CountingDevice>(std::move(device), &encode_calls_));
   }
 
   test::GpuJob NewJob(Random* rnd, const test::GpuJobShape& shape = test::GpuJobShape()) {
@@ -77,6 +130,7 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   std::unique_ptr<Env> env_;
   GpuExecutorOptions options_;
   std::unique_ptr<GpuCompactionExecutor> gpu_;
+  int encode_calls_ = 0;  // EncodeBlocks calls of every executor of NewExecutor
   // One thread: with several, the subcompaction ranges of a job take their
   // file numbers in a racy order, and files are compared by number.
   CpuCompactionExecutor cpu_{1};
@@ -202,20 +256,49 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
   const uint64_t seed = test::TestSeed();
   Random rnd(seed);
   test::BlockShapes shapes;
+  // Device-encode chunks: one table each, ~16 KiB of tables (a chunk of
+  // several tables, or one larger one), the default (one chunk per job).
+  const uint64_t chunk_sizes[] = {1, 16 << 10, GpuExecutorOptions().encode_chunk_bytes};
+  std::unique_ptr<GpuCompactionExecutor> executors[3];
+  for (int i = 0; i < 3; ++i) {
+    GpuExecutorOptions options = options_;
+    options.encode_chunk_bytes = chunk_sizes[i];
+    std::string reason;
+    executors[i] = NewExecutor(options, &reason);
+    ASSERT_NE(nullptr, executors[i]) << reason;
+  }
+  int multi_chunk_jobs = 0;  // device-encode jobs encoded in 2+ chunks of 2+ tables
   // Both encode modes: the device builds the data blocks, or the CPU
   // assembles them from the arenas (keys-only). Five shapes and two modes:
-  // every shape runs in both modes.
-  for (int iter = 0; iter < 50; ++iter) {
+  // every shape runs in both modes, and each chunk size in both.
+  for (int iter = 0; iter < 60; ++iter) {
     const char* mode = iter % 2 == 0 ? "device" : "cpu";
+    const int which = (iter / 2) % 3;
+    GpuCompactionExecutor* gpu = executors[which].get();
     ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
-    SCOPED_TRACE("iteration " + std::to_string(iter) + ", encode mode " + mode);
+    SCOPED_TRACE("iteration " + std::to_string(iter) + ", encode mode " + mode + ", chunk bytes " +
+                 std::to_string(chunk_sizes[which]));
     const test::GpuJobShape shape = ShapeFor(iter, &rnd, &topt_);
     const test::GpuJob job = NewJob(&rnd, shape);
     CompactionJobResult cpu_result, gpu_result;
     std::map<uint64_t, std::string> cpu_files, gpu_files;
     ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
-    Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+    const int calls_before = encode_calls_;
+    Status s = Run(gpu, job, &gpu_result, &gpu_files);
     ASSERT_TRUE(s.ok()) << s.ToString();
+    const int calls = encode_calls_ - calls_before;
+    const int tables = static_cast<int>(gpu_result.outputs.size());
+    if (iter % 2 != 0) {
+      EXPECT_EQ(0, calls);  // keys-only mode
+    } else if (which == 0) {
+      EXPECT_EQ(std::max(1, tables), calls);  // one table per chunk
+    } else if (which == 1) {
+      EXPECT_LE(1, calls);
+      EXPECT_GE(std::max(1, tables), calls);
+      if (calls >= 2 && calls < tables) ++multi_chunk_jobs;
+    } else {
+      EXPECT_EQ(1, calls);
+    }
     ASSERT_EQ(cpu_files.size(), gpu_files.size());
     for (const auto& [number, bytes] : cpu_files) {
       ASSERT_TRUE(gpu_files.count(number)) << number;
@@ -269,41 +352,73 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
       static_cast<unsigned long long>(shapes.fixed_values),
       static_cast<unsigned long long>(shapes.variable_values),
       static_cast<unsigned long long>(shapes.wide_ends));
-  const GpuExecutorStats stats = gpu_->GetStats();
-  EXPECT_EQ(50u, stats.jobs);
-  EXPECT_EQ(0u, stats.failures);
+  EXPECT_GT(multi_chunk_jobs, 0);
+  for (int i = 0; i < 3; ++i) {
+    const GpuExecutorStats stats = executors[i]->GetStats();
+    EXPECT_EQ(20u, stats.jobs);
+    EXPECT_EQ(0u, stats.failures);
+  }
 }
 
-TEST_P(GpuExecutorTest, InjectedFailureAtEachStageCreatesNoFiles) {
+// An injected failure before the encode creates no file. At the encode it
+// strikes the device call that encodes the job's last block: in
+// device-encode mode with one table per chunk every table but the last was
+// written first, and each is listed in result->outputs, so nothing is left
+// once the caller removed them (RunAndCapture does); in keys-only mode it
+// strikes before the CPU assembly, with no file.
+TEST_P(GpuExecutorTest, InjectedFailureAtEachStageListsEveryCreatedFile) {
   Random rnd(test::TestSeed());
-  const test::GpuJob job = NewJob(&rnd);
+  test::GpuJobShape shape;
+  shape.allow_long_values = false;
+  test::GpuJob job = NewJob(&rnd, shape);
+  Compaction::Params params = job.compaction->params();
+  params.max_output_file_size = 8192;  // several outputs
+  job.compaction = std::make_unique<Compaction>(params, &icmp_);
+  CompactionJobResult cpu_result;
+  std::map<uint64_t, std::string> cpu_files;
+  ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+  const size_t tables = cpu_result.outputs.size();
+  ASSERT_GE(tables, 3u);
   const GpuStage stages[] = {GpuStage::kAlloc, GpuStage::kCopyIn, GpuStage::kVerify,
                              GpuStage::kSort,  GpuStage::kDedup,  GpuStage::kCopyOut,
                              GpuStage::kEncode};
   options_.max_consecutive_failures = 100;
-  if (GetParam() == "host") {
-    gpu_ = std::make_unique<GpuCompactionExecutor>(options_, gpu::NewHostKeySortDevice(kBudget));
-  }
+  std::string reason;
+  gpu_ = NewExecutor(options_, &reason);
+  ASSERT_NE(nullptr, gpu_) << reason;
   uint64_t failures = 0;
-  for (GpuStage stage : stages) {
-    SCOPED_TRACE(GpuStageName(stage));
-    InjectionGuard guard(stage);
-    CompactionJobResult result;
-    std::map<uint64_t, std::string> files;
-    Status s = Run(gpu_.get(), job, &result, &files);
-    EXPECT_TRUE(s.IsAborted()) << s.ToString();
-    EXPECT_NE(std::string::npos, s.ToString().find(GpuStageName(stage))) << s.ToString();
-    EXPECT_TRUE(result.outputs.empty());
-    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
-    ++failures;
+  for (const char* mode : {"device", "cpu"}) {
+    ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+    for (GpuStage stage : stages) {
+      SCOPED_TRACE(std::string(GpuStageName(stage)) + ", encode mode " + mode);
+      InjectionGuard guard(stage);
+      CompactionJobResult result;
+      std::map<uint64_t, std::string> files;
+      const int calls_before = encode_calls_;
+      Status s = Run(gpu_.get(), job, &result, &files);
+      EXPECT_TRUE(s.IsAborted()) << s.ToString();
+      EXPECT_NE(std::string::npos, s.ToString().find(GpuStageName(stage))) << s.ToString();
+      if (stage == GpuStage::kEncode && std::string(mode) == "device") {
+        EXPECT_EQ(static_cast<int>(tables), encode_calls_ - calls_before);
+        ASSERT_EQ(tables - 1, result.outputs.size());
+        for (size_t i = 0; i < result.outputs.size(); ++i) {
+          EXPECT_EQ(cpu_result.outputs[i].number, result.outputs[i].number);
+          EXPECT_EQ(cpu_result.outputs[i].file_size, result.outputs[i].file_size);
+        }
+      } else {
+        EXPECT_TRUE(result.outputs.empty());
+      }
+      EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+      ++failures;
+    }
+    // After the failures, the same executor still produces the CPU's bytes
+    // (the fallback path loses nothing and the device is reusable).
+    CompactionJobResult gpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
+    EXPECT_TRUE(cpu_files == gpu_files);
   }
-  // After the failures, the same executor still produces the CPU's bytes
-  // (the fallback path loses nothing and the device is reusable).
-  CompactionJobResult cpu_result, gpu_result;
-  std::map<uint64_t, std::string> cpu_files, gpu_files;
-  ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
-  ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
-  EXPECT_TRUE(cpu_files == gpu_files);
+  ::unsetenv("ACCELKV_GPU_ENCODE");
   EXPECT_EQ(failures, gpu_->GetStats().failures);
 }
 
@@ -375,8 +490,9 @@ TEST_P(GpuExecutorTest, ChecksumMismatchReportsFileAndBlock) {
 }
 
 // EncodeBlocks takes the arenas the last Run left on the device
-// (keep_for_encode) and frees them: without them it is Aborted, never a read
-// of stale device memory.
+// (keep_for_encode) and keeps them for the next chunk until
+// ReleaseEncodeInput or a failed call: without them it is Aborted, never a
+// read of stale device memory.
 TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
   std::unique_ptr<gpu::KeySortDevice> device;
   if (GetParam() == "host") {
@@ -400,7 +516,9 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
   job.key_arena = key_arena;
   std::map<std::string, uint64_t> micros;
   gpu::KeySortOutput sorted;
-  auto encode = [&] { return device->EncodeBlocks(job, out, &micros); };
+  auto encode = [&](uint64_t first = 0, uint64_t end = 0) {
+    return device->EncodeBlocks(job, first, end, out, &micros);
+  };
 
   Status s = encode();  // no Run yet
   EXPECT_TRUE(s.IsAborted()) << s.ToString();
@@ -417,11 +535,23 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
   ASSERT_TRUE(device->Run(in, &sorted, &micros).ok());
   s = encode();
   EXPECT_TRUE(s.ok()) << s.ToString();
-  EXPECT_TRUE(encode().IsAborted());  // the encode released it
+  s = encode();  // the input stays for the next chunk
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  device->ReleaseEncodeInput();
+  EXPECT_TRUE(encode().IsAborted());  // released
+  device->ReleaseEncodeInput();       // idempotent
+
+  // A range outside the job's blocks is refused, and the failed call
+  // releases the input.
+  ASSERT_TRUE(device->Run(in, &sorted, &micros).ok());
+  s = encode(0, 1);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_TRUE(encode().IsAborted());
 
   // A planned block outside the kept entries (there are none) is refused
-  // before anything is written.
+  // before anything is written, also when an earlier chunk went well.
   ASSERT_TRUE(device->Run(in, &sorted, &micros).ok());
+  EXPECT_TRUE(encode().ok());
   gpu::EncodeBlock b{};
   b.n = 1;
   b.prefix_size = 0;
@@ -431,8 +561,9 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
   b.key_bytes = 8;
   job.blocks.push_back(b);
   job.out_size = gpu::EncodedBlockSize(b) + 5;
-  s = encode();
+  s = encode(0, 1);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_TRUE(encode().IsAborted());
 }
 
 TEST_P(GpuExecutorTest, PolicyAndNonBytewiseComparator) {
