@@ -45,7 +45,9 @@ rc=0
 # Parts to run (the first four by default): tests (gpu_test + DB tests forced
 # onto the GPU), micro (the compaction micro-benchmark), compact
 # (accelkv-bench's compact workload), db (the DB-level benchmark), disk (the
-# compact workload from files on disk to fsynced files, beside dd).
+# compact workload from files on disk to fsynced files, beside dd), crossover
+# (the offload threshold: job sizes from 1 to 64 MB, one CPU thread vs GPU;
+# not in the default list).
 PARTS=${GPU_ALL_PARTS:-tests,micro,compact,db}
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 
@@ -108,6 +110,29 @@ elif [ -x "$BENCH_BIN" ]; then
   done
 else
   echo "== no GPU bench binary at $BENCH_BIN: compact workload not run"
+fi
+
+# The offload crossover (GpuExecutorOptions::min_input_bytes,
+# Options::gpu_min_compaction_bytes): the compact workload at several job
+# sizes, the CPU executor with one thread (the database's default
+# max_subcompactions = 1) against the GPU executor. JSON lines in
+# crossover.jsonl. GPU_CROSSOVER_MB ("1 2 4 8 16 32 64"), GPU_CROSSOVER_VALUES
+# ("32 128 1024").
+if ! want crossover; then
+  :
+elif [ -x "$BENCH_BIN" ]; then
+  for v in ${GPU_CROSSOVER_VALUES:-32 128 1024}; do
+    for mb in ${GPU_CROSSOVER_MB:-1 2 4 8 16 32 64}; do
+      num=$(( mb * 1000000 * 2 / (3 * (v + 40)) ))
+      echo "== crossover: value $v B, about $mb MB, num $num, cpu x1 and gpu"
+      timeout 120 "$BENCH_BIN" --workload=compact --executor=cpu,gpu --threads=1 --num="$num" \
+        --key-size=16 --value-size="$v" --json="$OUT/crossover.jsonl" 2>&1 |
+        tee -a "$OUT/crossover.log" | grep -E "^(cpu|gpu) |skipped|FAILED" || true
+      [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    done
+  done
+else
+  echo "== no GPU bench binary at $BENCH_BIN: crossover not run"
 fi
 
 # Database level: fillrandom with the GPU executor forced, on auto, and off

@@ -369,10 +369,12 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   result->cpu_seconds += ParallelFor(ranges, FileThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
     Planner planner(spec, input, sorted, &rp.blocks);
-    for (uint64_t k = starts[r]; k < starts[r + 1] && rp.status.ok(); ++k) {
-      rp.status = planner.Add(k);
+    Status st;
+    for (uint64_t k = starts[r]; k < starts[r + 1]; ++k) {
+      st = planner.Add(k);
+      if (__builtin_expect(!st.ok(), 0)) break;
     }
-    if (rp.status.ok()) rp.status = planner.Finish();
+    rp.status = st.ok() ? planner.Finish() : st;
     rp.out_size = planner.out_size();
     rp.tables = std::move(planner.tables());
   });

@@ -9,8 +9,7 @@ namespace accelkv {
 
 namespace {
 
-constexpr uint32_t kLineBits = 512;
-constexpr uint32_t kLineBytes = kLineBits / 8;
+constexpr uint32_t kLineBytes = kBloomLineBytes;
 constexpr int kMaxProbes = 12;
 
 inline void AddHash(uint64_t h, uint32_t num_lines, int num_probes, char* bits) {
@@ -45,10 +44,6 @@ int BloomNumProbes(int bits_per_key) {
   return std::clamp(k, 1, kMaxProbes);
 }
 
-uint64_t BloomNumLines(uint64_t num_keys, int bits_per_key) {
-  const uint64_t bits = num_keys * static_cast<uint64_t>(bits_per_key);
-  return std::max<uint64_t>(1, (bits + kLineBits - 1) / kLineBits);
-}
 
 FilterBuilder::FilterBuilder(int bits_per_key) : bits_per_key_(bits_per_key) {}
 
@@ -58,9 +53,6 @@ void FilterBuilder::AddKey(const Slice& user_key) {
   hashes_.push_back(Hash64(user_key.data(), user_key.size()));
 }
 
-uint64_t FilterBuilder::EncodedSize() const {
-  return BloomNumLines(hashes_.size(), bits_per_key_) * kLineBytes + 5;
-}
 
 void FilterBuilder::Finish(std::string* dst) const {
   const uint64_t num_lines = BloomNumLines(hashes_.size(), bits_per_key_);
