@@ -307,6 +307,7 @@ void FillMeasured(const CompactionJobResult& jr, const std::vector<std::string>&
   r->input_cached_bytes = drop.resident_bytes;
   r->cpu_sec = cpu_sec;
   r->executor_cpu_sec = jr.cpu_seconds;
+  r->device_busy_us = jr.device_busy_micros;
   r->cpu_sec_per_gb = gb > 0 ? cpu_sec / gb : 0;
   r->stage_us = jr.stage_micros;
 }
@@ -506,6 +507,7 @@ std::string CompactResultToJson(const CompactResult& r) {
   }
   j.Add("cpu_sec", r.cpu_sec)
       .Add("executor_cpu_sec", r.executor_cpu_sec)
+      .Add("device_busy_us", r.device_busy_us)
       .Add("cpu_sec_per_gb", r.cpu_sec_per_gb);
   JsonLine stages;
   for (const auto& [stage, us] : r.stage_us) stages.Add(stage, us);

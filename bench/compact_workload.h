@@ -49,6 +49,7 @@ struct CompactResult {
   double output_gb_per_sec = 0;              // output bytes / 1e9 / seconds
   double cpu_sec = 0;                        // process CPU (all threads) over the Run
   double executor_cpu_sec = 0;               // what the executor reports (its threads)
+  uint64_t device_busy_us = 0;               // the accelerator's time (GPU executor)
   double cpu_sec_per_gb = 0;                 // cpu_sec per 1e9 input bytes
   std::map<std::string, uint64_t> stage_us;  // the executor's stage_micros
   bool verified = false;                     // output identical to the verified reference

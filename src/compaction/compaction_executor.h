@@ -64,6 +64,9 @@ struct CompactionJobResult {
   double cpu_seconds = 0;
   // Wall time per stage, microseconds (see the stage names above).
   std::map<std::string, uint64_t> stage_micros;
+  // Time an accelerator worked on the job (the GPU executor: its device
+  // stages' times), microseconds; 0 for the CPU executor.
+  uint64_t device_busy_micros = 0;
 };
 
 class CompactionExecutor {

@@ -234,6 +234,7 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
     es.output_bytes += out;
     es.micros += env_->NowMicros() - start;
     es.cpu_seconds += result.cpu_seconds;
+    es.device_busy_micros += result.device_busy_micros;
     for (const auto& [stage, micros] : result.stage_micros) es.stage_micros[stage] += micros;
   } else if (!outputs_may_be_named) {
     // Outputs of a failed job never reach a version; remove them now.

@@ -100,9 +100,9 @@ std::string DBImpl::StatsString() {
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,
             "Executor %s: %" PRIu64 " jobs, %" PRIu64
-            " fallbacks, in %.1f MiB, out %.1f MiB, %.2f s, %.2f CPU-s\n",
+            " fallbacks, in %.1f MiB, out %.1f MiB, %.2f s, %.2f CPU-s, %.2f s device busy\n",
             name.c_str(), e.jobs, e.fallbacks, MiB(e.input_bytes), MiB(e.output_bytes),
-            e.micros / 1e6, e.cpu_seconds);
+            e.micros / 1e6, e.cpu_seconds, e.device_busy_micros / 1e6);
     if (!e.stage_micros.empty()) {
       out += "  stages (s):";
       for (const auto& [stage, micros] : e.stage_micros)
@@ -162,9 +162,9 @@ std::string DBImpl::StatsJson() {
     AppendF(&out,
             "%s\"%s\":{\"jobs\":%" PRIu64 ",\"fallbacks\":%" PRIu64 ",\"input_bytes\":%" PRIu64
             ",\"output_bytes\":%" PRIu64 ",\"micros\":%" PRIu64
-            ",\"cpu_seconds\":%.4f,\"stage_micros\":{",
+            ",\"cpu_seconds\":%.4f,\"device_busy_micros\":%" PRIu64 ",\"stage_micros\":{",
             first ? "" : ",", name.c_str(), e.jobs, e.fallbacks, e.input_bytes, e.output_bytes,
-            e.micros, e.cpu_seconds);
+            e.micros, e.cpu_seconds, e.device_busy_micros);
     bool first_stage = true;
     for (const auto& [stage, micros] : e.stage_micros) {
       AppendF(&out, "%s\"%s\":%" PRIu64, first_stage ? "" : ",", stage.c_str(), micros);

@@ -26,6 +26,7 @@ struct ExecutorStats {
   uint64_t output_bytes = 0;
   uint64_t micros = 0;
   double cpu_seconds = 0;
+  uint64_t device_busy_micros = 0;  // the accelerator's time (GPU executor)
   // Per stage, microseconds: read, merge, drop, encode, write.
   std::map<std::string, uint64_t> stage_micros;
 };

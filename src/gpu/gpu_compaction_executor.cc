@@ -205,6 +205,13 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   const double cpu0 = ThreadCpuSeconds();
   Status s = RunLocked(spec, result);  // adds its helper threads' CPU seconds
   result->cpu_seconds += ThreadCpuSeconds() - cpu0;
+  // The device's stages (docs/GPU.md, "Stats"): copies, kernels and the
+  // waits for them.
+  for (const char* stage : {"copy_in", "gpu_decode", "verify", "sort", "dedup", "copy_out",
+                            "gpu_plan", "gpu_encode"}) {
+    const auto it = result->stage_micros.find(stage);
+    if (it != result->stage_micros.end()) result->device_busy_micros += it->second;
+  }
   RecordOutcome(s, *result);
   return s;
 }
@@ -290,6 +297,7 @@ void GpuCompactionExecutor::RecordOutcome(const Status& s, const CompactionJobRe
     stats_.input_bytes += result.bytes_read;
     stats_.output_bytes += result.bytes_written;
     stats_.cpu_seconds += result.cpu_seconds;
+    stats_.device_busy_micros += result.device_busy_micros;
     for (const auto& [stage, micros] : result.stage_micros) stats_.stage_micros[stage] += micros;
     consecutive_failures_ = 0;
   } else if (s.IsAborted()) {
