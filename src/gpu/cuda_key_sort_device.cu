@@ -1,7 +1,12 @@
 // CudaKeySortDevice: the CUDA KeySortDevice (see key_sort_device.h).
 //
 // One job, all on one stream:
-//   decode   (DecodeKeys) the file arena and the blocks' layouts in,
+//   stage    (BeginStaging, StageRange) the device file arena allocated
+//            before the reads, each input file's range copied in as soon as
+//            it is read (cudaMemcpyAsync from the pinned arena, between a
+//            pair of events), while the other files are still being read
+//   decode   (DecodeKeys) the file arena (unless staged whole) and the
+//            blocks' layouts in,
 //            DecodeKeysKernel (a warp per entry materializes its key into the
 //            device key arena), the key arena and the entry arrays out (the
 //            CPU reads some keys); both arenas and the entry arrays stay
@@ -247,6 +252,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ReleaseInput();
     cudaStreamSynchronize(stream_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    for (cudaEvent_t e : stage_events_) cudaEventDestroy(e);
     if (counters_ != nullptr) cudaFreeHost(counters_);
     cudaFree(crc_tables_);
     cudaStreamDestroy(stream_);
@@ -255,8 +261,56 @@ class CudaKeySortDevice final : public KeySortDevice {
   const char* Name() const override { return name_.c_str(); }
   uint64_t MemoryBudget() const override { return budget_; }
 
+  // Drains the stream first: no staged copy from the arena may be in
+  // flight while the caller writes it or Get reallocates it.
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
+    CancelStaging();
+    ACCELKV_CUDA_TRY("alloc", cudaStreamSynchronize(stream_));
     return arena_.Get(bytes, "alloc", arena);
+  }
+
+  Status BeginStaging(const uint8_t* arena, uint64_t size) override {
+    cudaGetLastError();  // clear a non-sticky error left by an earlier job
+    ReleaseInput();
+    const cudaError_t e = AllocResident(&dev_.arena, size);
+    if (e != cudaSuccess) {
+      ReleaseInput();
+      return CudaFailure("copy_in", e);
+    }
+    staged_.Begin(arena, size);
+    staged_arena_ = arena;
+    return Status::OK();
+  }
+
+  // One copy on the stream between a pair of events (their elapsed times
+  // sum to the staged copies' device time in DecodeKeys).
+  Status StageRange(uint64_t offset, uint64_t size) override {
+    Status s = staged_.Add(offset, size);
+    if (!s.ok()) return s;
+    const size_t k = 2 * (staged_.ranges() - 1);
+    cudaError_t e = cudaSuccess;
+    while (e == cudaSuccess && stage_events_.size() < k + 2) {
+      cudaEvent_t ev;
+      e = cudaEventCreate(&ev);
+      if (e == cudaSuccess) stage_events_.push_back(ev);
+    }
+    if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k], stream_);
+    if (e == cudaSuccess && size > 0) {
+      e = cudaMemcpyAsync(dev_.arena + offset, staged_arena_ + offset, size, cudaMemcpyHostToDevice,
+                          stream_);
+    }
+    if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k + 1], stream_);
+    if (e != cudaSuccess) {
+      CancelStaging();
+      return CudaFailure("copy_in", e);
+    }
+    return Status::OK();
+  }
+
+  void CancelStaging() override {
+    if (!staged_.active()) return;
+    cudaStreamSynchronize(stream_);  // no copy from the host arena in flight
+    ReleaseInput();
   }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
     return key_arena_.Get(bytes, "alloc", arena);
@@ -287,11 +341,19 @@ class CudaKeySortDevice final : public KeySortDevice {
   Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
                     std::map<std::string, uint64_t>* stage_micros) override {
     cudaGetLastError();  // clear a non-sticky error left by an earlier job
-    ReleaseInput();
+    // The file arena BeginStaging/StageRange put on the device, if it is
+    // this input's and whole: kept, with the copies' events to time.
+    const bool staged = staged_.Covers(in.arena, in.arena_size) && dev_.arena != nullptr;
+    const uint64_t staged_copies = staged ? staged_.ranges() : 0;  // event pairs to time
+    if (staged) {
+      staged_.Reset();
+    } else {
+      ReleaseInput();
+    }
     Status s;
     {
       JobAllocations mem(stream_);  // drains the stream on every exit path
-      s = DecodeStages(in, out, stage_micros, &mem);
+      s = DecodeStages(in, staged, staged_copies, out, stage_micros, &mem);
     }
     if (s.ok()) {
       decoded_.Hold(in.arena, in.arena_size, in.key_arena, in.key_arena_size);
@@ -364,9 +426,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     *p = e == cudaSuccess ? static_cast<T*>(raw) : nullptr;
     return e;
   }
+  // Allocates what stays on the device; the file arena unless staging
+  // left it there.
   cudaError_t AllocInput(uint64_t arena_size, uint64_t key_arena_size, uint64_t entries) {
     cudaError_t e;
-    if ((e = AllocResident(&dev_.arena, arena_size)) != cudaSuccess) return e;
+    if (dev_.arena == nullptr && (e = AllocResident(&dev_.arena, arena_size)) != cudaSuccess) {
+      return e;
+    }
     if ((e = AllocResident(&dev_.key_arena, key_arena_size)) != cudaSuccess) return e;
     if ((e = AllocResident(&dev_.key_offset, entries)) != cudaSuccess) return e;
     if ((e = AllocResident(&dev_.key_size, entries)) != cudaSuccess) return e;
@@ -385,11 +451,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     dev_ = Resident();
     held_.Release();
     decoded_.Release();
+    staged_.Reset();
   }
 
-  // DecodeKeys: the file arena in (it stays for Run), the key arena built
-  // on the device, then the keys and the entry arrays back to the host.
-  Status DecodeStages(const DecodeInput& in, DecodeOutput* out,
+  // DecodeKeys: the file arena in (it stays for Run) unless it was staged
+  // (staged_copies copies, timed by stage_events_), the key arena built on
+  // the device, then the keys and the entry arrays back to the host.
+  Status DecodeStages(const DecodeInput& in, bool staged, uint64_t staged_copies, DecodeOutput* out,
                       std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const uint64_t n = in.entries;
     const uint64_t nb = in.blocks.size();
@@ -403,9 +471,27 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint64_t* const d_value_offset = dev_.value_offset;
     uint32_t* const d_value_size = dev_.value_size;
 
+    uint64_t staged_micros = 0;
+    if (staged) {
+      // The wait for the staged copies still in flight (only they and
+      // stream-ordered allocations are queued; a stream sync blocks rather
+      // than spins) is what the overlap left on the critical path; their
+      // events give the copies' device time.
+      const auto w = std::chrono::steady_clock::now();
+      ACCELKV_CUDA_TRY("copy_in", cudaStreamSynchronize(stream_));
+      (*stage_micros)["copy_in_wait"] += MicrosSince(w);
+      for (uint64_t i = 0; i < staged_copies; ++i) {
+        float ms = 0;
+        ACCELKV_CUDA_TRY("copy_in",
+                         cudaEventElapsedTime(&ms, stage_events_[2 * i], stage_events_[2 * i + 1]));
+        staged_micros += static_cast<uint64_t>(ms * 1000.0f);
+      }
+    }
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.arena, in.arena, in.arena_size,
-                                                cudaMemcpyHostToDevice, stream_));
+    if (!staged) {
+      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.arena, in.arena, in.arena_size,
+                                                  cudaMemcpyHostToDevice, stream_));
+    }
     ACCELKV_CUDA_TRY("copy_in",
                      cudaMemcpyAsync(d_blocks, in.blocks.data(), nb * sizeof(DecodeBlock),
                                      cudaMemcpyHostToDevice, stream_));
@@ -440,7 +526,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     out->bad_entry = bad == ~0ull ? ~uint64_t{0} : static_cast<uint64_t>(bad);
     float ms = 0;
     ACCELKV_CUDA_TRY("decode", cudaEventElapsedTime(&ms, events_[0], events_[1]));
-    (*stage_micros)["copy_in"] += static_cast<uint64_t>(ms * 1000.0f);
+    (*stage_micros)["copy_in"] += staged_micros + static_cast<uint64_t>(ms * 1000.0f);
     (*stage_micros)["gpu_decode"] += MicrosSince(t0);
     return Status::OK();
   }
@@ -693,6 +779,11 @@ class CudaKeySortDevice final : public KeySortDevice {
   Resident dev_;            // AllocInput
   HeldInput held_;     // the arenas Run kept for EncodeBlocks
   HeldInput decoded_;  // the arenas DecodeKeys left for Run
+  // BeginStaging .. DecodeKeys or CancelStaging: the ranges copied into
+  // dev_.arena from staged_arena_, each between a pair of stage_events_.
+  StagedArena staged_;
+  const uint8_t* staged_arena_ = nullptr;
+  std::vector<cudaEvent_t> stage_events_;
 };
 
 std::string NoGpu(const char* what, cudaError_t e) {

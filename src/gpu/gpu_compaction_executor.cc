@@ -224,15 +224,18 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   }
   gpu::JobInput& input = *input_;  // reused: its arrays keep their pages
   input.Clear();
+  // "read": the wall time until every file is read, its layout validated
+  // and its staged copy to the device issued (the copies overlap the reads).
   auto t = std::chrono::steady_clock::now();
   Status s = gpu::ReadInputTables(spec, device_.get(), &input, &result->cpu_seconds);
   result->stage_micros["read"] += gpu::MicrosSince(t);
   if (!s.ok()) return s;
   result->bytes_read = input.keys.arena_size;
 
-  // "decode" (CPU: layouts, flags), "copy_in" and "gpu_decode" (the keys).
-  s = gpu::DecodeInputTables(spec, device_.get(), &input, &result->stage_micros,
-                             &result->cpu_seconds);
+  // "decode" (CPU: the tables' layouts in order, the key arena, flags),
+  // "copy_in" (the file arena's copies' device time), "copy_in_wait" and
+  // "gpu_decode" (the keys).
+  s = gpu::DecodeInputTables(spec, device_.get(), &input, &result->stage_micros);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,13 +45,6 @@ Status ReadWholeFile(Env* env, const std::string& fname, uint64_t size, uint8_t*
   }
   return Status::OK();
 }
-
-// One table's blocks as TableDecoder found them.
-struct TableBlocks {
-  std::vector<BlockSpan> spans;               // to checksum: data, filter, properties
-  std::vector<InputDataBlock> data_blocks;    // in file order
-  Status status;
-};
 
 // Finds and validates a table's blocks: the index block (CRC checked here),
 // every data block's layout and the spans the device checksums (data,
@@ -159,6 +153,7 @@ const InputTable& JobInput::TableAt(uint64_t offset) const {
 
 void JobInput::Clear() {
   tables.clear();
+  table_blocks.clear();
   data_blocks.clear();
   keys.arena = nullptr;
   keys.arena_size = 0;
@@ -195,36 +190,54 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
   if (!s.ok()) return s;
   input->keys.arena = arena;
   input->keys.arena_size = total;
-  // The files on several threads (each into its own part of the arena);
-  // the first failure in file order is returned.
-  std::vector<Status> status(input->tables.size());
-  *helper_cpu_seconds +=
-      ParallelFor(input->tables.size(), FileThreads(input->tables.size()), [&](size_t i) {
-        const InputTable& t = input->tables[i];
-        status[i] =
-            ReadWholeFile(spec.env, TableFileName(spec.dbname, t.number), t.size, arena + t.offset);
-      });
+  // Without a device arena (a device failure) DecodeKeys uploads the arena.
+  bool staging = device->BeginStaging(arena, total).ok();
+  std::mutex stage_mu;  // StageRange calls must not overlap (the stream is shared)
+  // The files on several threads (each into its own part of the arena, then
+  // staged and validated there); the first failure in file order is
+  // returned.
+  const size_t nt = input->tables.size();
+  std::vector<Status> status(nt);
+  input->table_blocks.resize(nt);
+  *helper_cpu_seconds += ParallelFor(nt, FileThreads(nt), [&](size_t i) {
+    const InputTable& t = input->tables[i];
+    status[i] =
+        ReadWholeFile(spec.env, TableFileName(spec.dbname, t.number), t.size, arena + t.offset);
+    if (!status[i].ok()) return;
+    {
+      std::lock_guard<std::mutex> l(stage_mu);
+      // A failed StageRange cancelled the staging: later files are not staged.
+      if (staging) staging = device->StageRange(t.offset, t.size).ok();
+    }
+    TableBlocks& found = input->table_blocks[i];
+    found.status = TableDecoder(arena, t, &found).Decode();
+  });
   for (const Status& st : status) {
-    if (!st.ok()) return st;
+    if (!st.ok()) {
+      device->CancelStaging();
+      return st;
+    }
   }
   return Status::OK();
 }
 
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
-                         std::map<std::string, uint64_t>* stage_micros,
-                         double* helper_cpu_seconds) {
+                         std::map<std::string, uint64_t>* stage_micros) {
   auto t = std::chrono::steady_clock::now();
+  // Every return before DecodeKeys (which takes the staging over) frees the
+  // staged device arena.
+  struct CancelStaging {
+    KeySortDevice* device;
+    bool armed = true;
+    ~CancelStaging() {
+      if (armed) device->CancelStaging();
+    }
+  } cancel{device};
   KeySortInput& keys = input->keys;
   keys.snapshots.assign(spec.snapshots.begin(), spec.snapshots.end());
-  // The tables on several threads (each validates its own blocks), then
-  // their blocks in table order; the first failure in table order is the
-  // job's.
-  const size_t nt = input->tables.size();
-  std::vector<TableBlocks> found(nt);
-  *helper_cpu_seconds += ParallelFor(nt, FileThreads(nt), [&](size_t i) {
-    found[i].status = TableDecoder(keys.arena, input->tables[i], &found[i]).Decode();
-  });
-  for (TableBlocks& f : found) {
+  // The tables' blocks (validated on the reader threads) in table order;
+  // the first failure in table order is the job's.
+  for (const TableBlocks& f : input->table_blocks) {
     if (!f.status.ok()) return f.status;
     keys.blocks.insert(keys.blocks.end(), f.spans.begin(), f.spans.end());
     input->data_blocks.insert(input->data_blocks.end(), f.data_blocks.begin(),
@@ -269,6 +282,7 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
   out.key_size = &keys.key_size;
   out.value_offset = &input->value_offset;
   out.value_size = &input->value_size;
+  cancel.armed = false;
   s = device->DecodeKeys(decode, &out, stage_micros);
   if (!s.ok()) return s;
 

@@ -42,8 +42,17 @@ struct InputDataBlock {
   uint64_t table = 0;  // its table file's number
 };
 
+// One table's blocks as its layout validation found them (on its reader
+// thread, right after the read), or the Corruption it found.
+struct TableBlocks {
+  std::vector<BlockSpan> spans;             // to checksum: data, filter, properties
+  std::vector<InputDataBlock> data_blocks;  // in file order
+  Status status;
+};
+
 struct JobInput {
   std::vector<InputTable> tables;
+  std::vector<TableBlocks> table_blocks;    // per table, from ReadInputTables
   std::vector<InputDataBlock> data_blocks;  // every data block, in file order
   KeySortInput keys;                        // arenas, blocks, key offsets, flags, snapshots
   std::vector<uint64_t> value_offset;       // per entry, into the file arena
@@ -65,22 +74,31 @@ DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& layout, uint64_t
 
 // Reads every input file of spec.compaction (level inputs, then
 // output-level inputs) into device->HostArena, on up to FileThreads
-// threads; adds the helper threads' CPU seconds to *helper_cpu_seconds.
+// threads, and stages the file arena on the device as the files come in:
+// BeginStaging (its size is the files' sizes from their metadata), then on
+// each reader thread, as soon as its file is read, StageRange of the
+// file's part (under a mutex) and the validation of the table's layout
+// (footer, index block, every data block's layout) into
+// input->table_blocks, while the device copies. The first read failure in
+// file order is returned, after CancelStaging; a validation failure is
+// left for DecodeInputTables to return, a staging failure leaves the
+// upload to DecodeKeys. Adds the helper threads' CPU seconds to
+// *helper_cpu_seconds.
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
                        double* helper_cpu_seconds);
 
-// Decodes the tables read by ReadInputTables: validates every block layout
-// on the CPU, lays out the key arena (device->HostKeyArena), then the device
-// materializes every key and fills the entry arrays (DecodeKeys); keys.flags
-// and keys.snapshots last. Corruption for malformed bytes, with the table
-// file. Aborted("gpu: alloc: ...") when the job needs more device memory
-// than the budget (KeySortDevice::BytesNeeded), which is known only once the
-// key arena's size is. The tables' blocks are validated on up to
-// FileThreads threads, whose CPU seconds are added to *helper_cpu_seconds.
-// Adds the CPU's time under "decode".
+// Decodes the tables read by ReadInputTables: their validated blocks in
+// table order (the first validation failure in table order is returned:
+// Corruption for malformed bytes, with the table file), lays out the key
+// arena (device->HostKeyArena), then the device materializes every key and
+// fills the entry arrays (DecodeKeys, which finds the file arena staged);
+// keys.flags and keys.snapshots last. Aborted("gpu: alloc: ...") when the
+// job needs more device memory than the budget
+// (KeySortDevice::BytesNeeded), which is known only once the key arena's
+// size is. Every return before DecodeKeys cancels the staging. Adds the
+// CPU's time under "decode".
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
-                         std::map<std::string, uint64_t>* stage_micros,
-                         double* helper_cpu_seconds);
+                         std::map<std::string, uint64_t>* stage_micros);
 
 }  // namespace gpu
 }  // namespace accelkv

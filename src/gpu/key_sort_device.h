@@ -23,10 +23,12 @@
 // Thread safety: one job at a time per device (the executor serializes).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "accelkv/status.h"
@@ -201,6 +203,58 @@ class HeldInput {
   bool held_ = false;
 };
 
+// Which byte ranges of a host file arena a device has staged (copied to
+// the same ranges of its device file arena) since BeginStaging: the
+// bookkeeping both devices share, so the host reference checks the
+// staging contract too. DecodeKeys skips its whole-arena upload only when
+// Covers(its arena, its size).
+class StagedArena {
+ public:
+  void Begin(const uint8_t* arena, uint64_t size) {
+    arena_ = arena;
+    size_ = size;
+    ranges_.clear();
+    active_ = true;
+  }
+  // OK when staging is active and [offset, offset + size) lies inside the
+  // arena; the range is recorded. Else InvalidArgument, nothing recorded.
+  Status Add(uint64_t offset, uint64_t size) {
+    if (!active_) return Status::InvalidArgument("gpu: copy_in: StageRange without BeginStaging");
+    if (offset > size_ || size > size_ - offset) {
+      return Status::InvalidArgument(
+          "gpu: copy_in: staged range outside the arena",
+          std::to_string(offset) + "+" + std::to_string(size) + " > " + std::to_string(size_));
+    }
+    ranges_.push_back({offset, size});
+    return Status::OK();
+  }
+  // Whether arena[0, size) is the staged arena and every byte of it was
+  // staged.
+  bool Covers(const uint8_t* arena, uint64_t size) const {
+    if (!active_ || arena != arena_ || size != size_) return false;
+    std::vector<std::pair<uint64_t, uint64_t>> r = ranges_;
+    std::sort(r.begin(), r.end());
+    uint64_t covered = 0;
+    for (const auto& [offset, n] : r) {
+      if (offset > covered) return false;
+      covered = std::max(covered, offset + n);
+    }
+    return covered >= size;
+  }
+  bool active() const { return active_; }
+  uint64_t ranges() const { return ranges_.size(); }
+  void Reset() {
+    active_ = false;
+    ranges_.clear();
+  }
+
+ private:
+  const uint8_t* arena_ = nullptr;
+  uint64_t size_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_;  // offset, size
+  bool active_ = false;
+};
+
 class KeySortDevice {
  public:
   virtual ~KeySortDevice() = default;
@@ -208,8 +262,32 @@ class KeySortDevice {
 
   // A host buffer of at least bytes (pinned on the GPU backend), reused by
   // later calls: valid until the next HostArena call or destruction. The
-  // file arena.
+  // file arena. Ends any staging (CancelStaging) first, so no copy from the
+  // buffer is in flight when the caller writes it or it is reallocated.
   virtual Status HostArena(uint64_t bytes, uint8_t** arena) = 0;
+
+  // Staging: the file arena goes to the device range by range while the
+  // files are still being read, instead of whole in DecodeKeys.
+  // BeginStaging frees what an earlier job left on the device and
+  // allocates the device file arena for arena[0, size) (arena from
+  // HostArena, size known from the files' metadata). StageRange copies
+  // arena[offset, offset + size), whose bytes are final, to the same range
+  // of the device arena, asynchronously (the CUDA device: cudaMemcpyAsync
+  // on its stream from the pinned arena; the host reference only records
+  // it); the caller must not write the range again. DecodeKeys then skips
+  // its own upload when given the staged arena (same pointer and size) and
+  // every byte was staged, and otherwise frees the staged arena and uploads
+  // as without staging; either way it ends the staging. CancelStaging
+  // drains the copies and frees the device arena (idempotent; callers use
+  // it on every failure path before DecodeKeys). Failures: Aborted("gpu:
+  // copy_in: ...") for a device error (the staging is then cancelled),
+  // InvalidArgument for a range outside the arena or no BeginStaging.
+  // Thread safety: StageRange may be called from any thread, but calls must
+  // not overlap each other or any other call (ReadInputTables holds a
+  // mutex around them).
+  virtual Status BeginStaging(const uint8_t* arena, uint64_t size) = 0;
+  virtual Status StageRange(uint64_t offset, uint64_t size) = 0;
+  virtual void CancelStaging() = 0;
 
   // The same for the key arena, a separate buffer (HostArena's stays valid).
   virtual Status HostKeyArena(uint64_t bytes, uint8_t** arena) = 0;
@@ -255,8 +333,13 @@ class KeySortDevice {
   // *out (decode_common.h; a warp per entry on the GPU, which then keeps the
   // file arena, the key arena it built and the entry arrays for the Run
   // that follows, so Run uploads none of them; the keys come back in one
-  // copy because the CPU reads some of them). Adds its stage times under "copy_in" (the file arena) and
-  // "gpu_decode". Aborted("gpu: decode: ...") on a device failure.
+  // copy because the CPU reads some of them). Adds its stage times under
+  // "copy_in" (the device's time copying the file arena: the whole-arena
+  // upload, or the sum of the staged ranges' copies) and "gpu_decode"; with
+  // a staged arena also "copy_in_wait" (the wall time it waited for staged
+  // copies still in flight: the part of copy_in left on the critical path;
+  // 0 on the host reference). Aborted("gpu: decode: ...") on a device
+  // failure.
   virtual Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
                             std::map<std::string, uint64_t>* stage_micros) = 0;
 

@@ -118,6 +118,18 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
         corrupt = ~uint64_t{0};
       }
     }
+    // The arena staged on the device in pieces (BeginStaging, StageRange)
+    // every third round, with a gap (so uploaded whole after all) every
+    // third; DecodeKeys takes the staged arena only when every byte was
+    // staged (copy_in_wait), and the keys are the same either way.
+    const int staging = round % 3;  // 0: none, 1: every byte, 2: a gap
+    if (staging != 0) {
+      ASSERT_TRUE(device_->BeginStaging(arena, in.arena_size).ok());
+      const uint64_t cut = 1 + rnd.Uniform(static_cast<uint32_t>(in.arena_size - 1));
+      EXPECT_TRUE(device_->StageRange(cut, in.arena_size - cut).ok());  // out of order
+      EXPECT_TRUE(device_->StageRange(0, staging == 2 ? cut - 1 : cut).ok());
+      EXPECT_TRUE(device_->StageRange(cut, in.arena_size - cut + 1).IsInvalidArgument());
+    }
     std::vector<uint64_t> key_offset, value_offset;
     std::vector<uint32_t> key_size, value_size;
     gpu::DecodeOutput out;
@@ -127,6 +139,8 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
     out.value_size = &value_size;
     std::map<std::string, uint64_t> stages;
     ASSERT_TRUE(device_->DecodeKeys(in, &out, &stages).ok());
+    EXPECT_EQ(staging == 1, stages.count("copy_in_wait") > 0);
+    EXPECT_TRUE(device_->StageRange(0, 0).IsInvalidArgument());  // DecodeKeys ended it
     EXPECT_EQ(corrupt, out.bad_entry);
     ASSERT_EQ(in.entries, key_offset.size());
     uint64_t e = 0, key_at = 0;

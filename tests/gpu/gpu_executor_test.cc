@@ -33,15 +33,40 @@ struct InjectionGuard {
   ~InjectionGuard() { GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone); }
 };
 
+// What the jobs did with the staging calls (key_sort_device.h).
+struct StagingCounts {
+  int begins = 0;        // BeginStaging calls that returned OK
+  int ranges = 0;        // StageRange calls that returned OK
+  bool pending = false;  // a device arena staged, neither taken by DecodeKeys nor cancelled
+};
+
 // Forwards to a device, counting EncodeBlocks calls (the chunks a job's
-// output was encoded in).
+// output was encoded in) and the staging calls.
 class CountingDevice final : public gpu::KeySortDevice {
  public:
-  CountingDevice(std::unique_ptr<gpu::KeySortDevice> inner, int* encode_calls)
-      : inner_(std::move(inner)), encode_calls_(encode_calls) {}
+  CountingDevice(std::unique_ptr<gpu::KeySortDevice> inner, int* encode_calls,
+                 StagingCounts* staging)
+      : inner_(std::move(inner)), encode_calls_(encode_calls), staging_(staging) {}
   const char* Name() const override { return inner_->Name(); }
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
+    staging_->pending = false;  // it ends the staging
     return inner_->HostArena(bytes, arena);
+  }
+  Status BeginStaging(const uint8_t* arena, uint64_t size) override {
+    Status s = inner_->BeginStaging(arena, size);
+    if (s.ok()) ++staging_->begins;
+    staging_->pending = s.ok();
+    return s;
+  }
+  Status StageRange(uint64_t offset, uint64_t size) override {
+    Status s = inner_->StageRange(offset, size);
+    if (s.ok()) ++staging_->ranges;
+    if (!s.ok()) staging_->pending = false;  // a failed call cancels the staging
+    return s;
+  }
+  void CancelStaging() override {
+    staging_->pending = false;
+    inner_->CancelStaging();
   }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
     return inner_->HostKeyArena(bytes, arena);
@@ -58,6 +83,7 @@ class CountingDevice final : public gpu::KeySortDevice {
   uint64_t MemoryBudget() const override { return inner_->MemoryBudget(); }
   Status DecodeKeys(const gpu::DecodeInput& in, gpu::DecodeOutput* out,
                     std::map<std::string, uint64_t>* stage_micros) override {
+    staging_->pending = false;  // taken over or freed
     return inner_->DecodeKeys(in, out, stage_micros);
   }
   Status Run(const gpu::KeySortInput& in, gpu::KeySortOutput* out,
@@ -68,6 +94,7 @@ class CountingDevice final : public gpu::KeySortDevice {
  private:
   const std::unique_ptr<gpu::KeySortDevice> inner_;
   int* const encode_calls_;
+  StagingCounts* const staging_;
 };
 
 class GpuExecutorTest : public testing::TestWithParam<std::string> {
@@ -100,7 +127,7 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
       if (device == nullptr) return nullptr;
     }
     return std::make_unique<GpuCompactionExecutor>(
-        options, std::make_unique<CountingDevice>(std::move(device), &encode_calls_));
+        options, std::make_unique<CountingDevice>(std::move(device), &encode_calls_, &staging_));
   }
 
   test::GpuJob NewJob(Random* rnd, const test::GpuJobShape& shape = test::GpuJobShape()) {
@@ -131,6 +158,7 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   GpuExecutorOptions options_;
   std::unique_ptr<GpuCompactionExecutor> gpu_;
   int encode_calls_ = 0;  // EncodeBlocks calls of every executor of NewExecutor
+  StagingCounts staging_;  // their staging calls
   // One thread: with several, the subcompaction ranges of a job take their
   // file numbers in a racy order, and files are compared by number.
   CpuCompactionExecutor cpu_{1};
@@ -252,6 +280,66 @@ TEST_P(GpuExecutorTest, FileErrorsOnAnyThreadListEveryCreatedOutput) {
   ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
+// The file arena is staged on the device as the files are read. A read
+// error after some files were staged, or a table whose layout is corrupt,
+// fails the job with every staged byte freed (CancelStaging), and the next
+// job on the same executor takes the staged path and matches the CPU.
+TEST_P(GpuExecutorTest, FailureAfterStagedFilesFreesTheStagingAndNextJobWorks) {
+  FaultInjectionEnv faults(env_.get());
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.l0_files = 6;
+  shape.allow_long_values = false;
+  for (int iter = 0; iter < 4; ++iter) {
+    SCOPED_TRACE("iteration " + std::to_string(iter));
+    test::GpuJob job = NewJob(&rnd, shape);
+    const int files = job.compaction->num_input_files(0) + job.compaction->num_input_files(1);
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> out;
+    const int ranges_before = staging_.ranges;
+    if (iter % 2 == 0) {
+      // One read fails after 2 + iter files were read (one Read per small
+      // file): the files read before and after it were staged.
+      faults.SetFailure(FaultKind::kRead, 2 + iter, /*one_shot=*/true);
+      const Status s =
+          test::RunAndCapture(gpu_.get(), &faults, dbname_, topt_, &icmp_, job, &result, &out);
+      faults.ClearFailures();
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_EQ(files - 1, staging_.ranges - ranges_before);
+    } else {
+      // A corrupt footer in the last table: found by its reader thread,
+      // reported by the decode with the table's number.
+      const FileMetaPtr& victim = job.compaction->num_input_files(1) > 0
+                                      ? job.compaction->inputs(1).back()
+                                      : job.compaction->inputs(0).back();
+      const std::string fname = TableFileName(dbname_, victim->number);
+      std::string bytes;
+      ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
+      for (size_t i = bytes.size() - 8; i < bytes.size(); ++i) bytes[i] = 0;  // the magic
+      ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
+      const Status s = Run(gpu_.get(), job, &result, &out);
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(std::string::npos,
+                s.ToString().find("table file " + std::to_string(victim->number)))
+          << s.ToString();
+      EXPECT_EQ(files, staging_.ranges - ranges_before);
+      job = NewJob(&rnd, shape);  // fresh, intact inputs
+    }
+    EXPECT_FALSE(staging_.pending);
+    EXPECT_TRUE(result.outputs.empty());
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+
+    CompactionJobResult cpu_result, gpu_result;
+    std::map<uint64_t, std::string> cpu_files, gpu_files;
+    ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+    const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
+    EXPECT_FALSE(staging_.pending);
+    EXPECT_TRUE(cpu_files == gpu_files);
+  }
+}
+
 TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
   const uint64_t seed = test::TestSeed();
   Random rnd(seed);
@@ -284,8 +372,15 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     std::map<uint64_t, std::string> cpu_files, gpu_files;
     ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
     const int calls_before = encode_calls_;
+    const int ranges_before = staging_.ranges;
     Status s = Run(gpu, job, &gpu_result, &gpu_files);
     ASSERT_TRUE(s.ok()) << s.ToString();
+    // Every input file was staged as it was read, and DecodeKeys took the
+    // staged arena instead of uploading it (copy_in_wait).
+    EXPECT_EQ(job.compaction->num_input_files(0) + job.compaction->num_input_files(1),
+              staging_.ranges - ranges_before);
+    EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
+    EXPECT_FALSE(staging_.pending);
     const int calls = encode_calls_ - calls_before;
     const int tables = static_cast<int>(gpu_result.outputs.size());
     if (iter % 2 != 0) {
@@ -323,7 +418,8 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     EXPECT_EQ(cpu_result.dropped_entries, gpu_result.dropped_entries);
     EXPECT_EQ(cpu_result.bytes_read, gpu_result.bytes_read);
     EXPECT_EQ(cpu_result.bytes_written, gpu_result.bytes_written);
-    for (const char* stage : {"read", "decode", "verify", "sort", "dedup", "encode", "write"}) {
+    for (const char* stage :
+         {"read", "decode", "copy_in", "verify", "sort", "dedup", "encode", "write"}) {
       EXPECT_TRUE(gpu_result.stage_micros.count(stage)) << stage;
     }
     EXPECT_EQ(iter % 2 == 0, gpu_result.stage_micros.count("gpu_encode") > 0);
