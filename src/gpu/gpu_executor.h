@@ -55,9 +55,10 @@ struct JobInput;
 }  // namespace gpu
 
 struct GpuExecutorOptions {
-  // Jobs with fewer input bytes run on the CPU. INITIAL VALUE, NOT MEASURED:
-  // replace with the crossover measured by scripts/gpu_all.sh (docs/GPU.md).
-  uint64_t min_input_bytes = 16ull << 20;
+  // Jobs with fewer input bytes run on the CPU. 4 MiB: the crossover
+  // measured on an H100 against the one-thread CPU executor (scripts/
+  // gpu_all.sh part crossover; docs/GPU.md, "Decision policy").
+  uint64_t min_input_bytes = 4ull << 20;
   // Encode mode: jobs whose input values average at most this many bytes
   // have their output data blocks built on the device (device-encode mode);
   // larger values stay in place and the CPU assembles the blocks from the
