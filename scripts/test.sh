@@ -21,9 +21,12 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900
 
-echo "== TSan (concurrent tests) =="
+echo "== TSan (concurrent tests, GPU executor threads) =="
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELKV_SANITIZE=thread -DACCELKV_WITH_CUDA=OFF \
   -DACCELKV_BUILD_BENCH=OFF -DACCELKV_WERROR=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target db_test memtable_test
+cmake --build build-tsan -j"$jobs" --target db_test memtable_test gpu_test
+# The GPU executor's tests on the host reference device: its read, plan and
+# write threads and the staging of the inputs.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 900 -R "Concurren|SkipList"
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 900 \
+  -R "Concurren|SkipList|GpuExecutorTest|GpuDecodeTest|GpuPlanTest"
