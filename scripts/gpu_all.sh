@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every GPU test and the compaction micro-benchmark (CPU vs GPU
-# executor) on the GPU machine in one go, logging under $OUT.
+# Runs every GPU test and the GPU benchmarks (accelkv-bench's compact
+# workload, CPU vs GPU executor; the database level; end to end from disk;
+# the offload crossover) on the GPU machine in one go, logging under $OUT.
 #
 # The GPU machine has nvcc, cmake and g++ but maybe not GoogleTest or
 # xxhash headers, so the test binary is normally built on the dev machine
@@ -16,8 +17,7 @@
 # build-bench-gpu/bench/accelkv-bench), GPU_DB_BENCH_NUM (5000000),
 # GPU_DB_BENCH_STRESS ("0 15"), GPU_DB_BENCH_THREADS (1), GPU_DB_BENCH_CONFIGS (the
 # engines and options, default "accelkv:gpu_compaction=force accelkv:gpu_compaction=off
-# rocksdb"), GPU_DB_BENCH_TIMEOUT (240 s per run), ACCELKV_GPU_BENCH_MB, ACCELKV_GPU_BENCH_VALUES
-# (see tests/gpu/gpu_bench_test.cc), GPU_COMPACT_VALUES ("32 128 1024 4096"),
+# rocksdb"), GPU_DB_BENCH_TIMEOUT (240 s per run), GPU_COMPACT_VALUES ("32 128 1024 4096"),
 # GPU_COMPACT_MB (256: about that many MB of input per job),
 # GPU_COMPACT_THREADS (16: the CPU executor's subcompactions; also the disk
 # part's), GPU_DISK_DIR (/tmp/accelkv-disk-bench: the disk part's directory,
@@ -25,7 +25,7 @@
 # GPU_DISK_DD_MB (1024: bytes dd writes per measurement).
 #
 # Part `disk` (not in the default list: GPU_ALL_PARTS=disk, or e.g.
-# tests,micro,compact,db,disk) is issue 4's end-to-end target: dd measures the
+# tests,compact,db,disk) is issue 4's end-to-end target: dd measures the
 # sequential write bandwidth of GPU_DISK_DIR's file system (8 MiB blocks,
 # buffered + fdatasync, and O_DIRECT + fdatasync; the higher counts), then
 # the compact workload runs with --compact-dir=GPU_DISK_DIR/job: inputs read
@@ -42,18 +42,18 @@ OUT=${OUT:-/tmp/accelkv-gpu-out}
 mkdir -p "$OUT"
 BIN=${GPU_TEST_BIN:-build-h/tests/gpu_test}
 rc=0
-# Parts to run (the first four by default): tests (gpu_test + DB tests forced
-# onto the GPU), micro (the compaction micro-benchmark), compact
-# (accelkv-bench's compact workload), db (the DB-level benchmark), disk (the
+# Parts to run (the first three by default): tests (gpu_test + DB tests forced
+# onto the GPU), compact (accelkv-bench's compact workload, the compaction
+# micro-benchmark), db (the DB-level benchmark), disk (the
 # compact workload from files on disk to fsynced files, beside dd), crossover
 # (the offload threshold: job sizes from 1 to 64 MB, one CPU thread vs GPU;
 # not in the default list).
-PARTS=${GPU_ALL_PARTS:-tests,micro,compact,db}
+PARTS=${GPU_ALL_PARTS:-tests,compact,db}
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 { nvidia-smi; nproc; uname -a; } >"$OUT/machine.txt" 2>&1
 
-if [ ! -x "$BIN" ] && { want tests || want micro; }; then
+if [ ! -x "$BIN" ] && want tests; then
   BIN=build-gpu/tests/gpu_test
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCELKV_WERROR=ON \
     -DACCELKV_BUILD_BENCH=OFF -DACCELKV_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -80,13 +80,6 @@ else
 fi
 fi
 
-if want micro; then
-echo "== compaction micro-benchmark"
-timeout 300 "$BIN" --gtest_also_run_disabled_tests --gtest_filter='GpuBench.*' 2>&1 |
-  tee "$OUT/bench.log" | grep -E "^BENCH|Failure|FAILED|OK \]|Skipped" || true
-[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
-grep '^BENCH ' "$OUT/bench.log" | sed 's/^BENCH //' >"$OUT/bench.jsonl" || true
-fi
 
 # accelkv-bench needs to be built with CUDA (BENCH_BIN, default build-bench-gpu/...).
 BENCH_BIN=${BENCH_BIN:-build-bench-gpu/bench/accelkv-bench}
