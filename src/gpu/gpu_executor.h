@@ -1,10 +1,12 @@
 // GpuCompactionExecutor: runs a compaction job with the GPU doing the
 // data-parallel middle (docs/GPU.md):
-//   read (CPU: input files whole into one pinned file arena)
-//   -> decode (CPU: footer, index, every block's layout, the key arena's
-//      layout; GPU: every entry's internal key materialized (block prefix ++
-//      suffix) into the key arena, its value located in the file arena;
-//      CPU: IsBaseLevelForKey for tombstones; all bounds-checked)
+//   read (CPU: input files whole into one pinned file arena; each file is
+//      staged to the device and its footer, index and block layouts
+//      validated as soon as it is read)
+//   -> decode (CPU: the key arena's layout; GPU: every entry's internal key
+//      materialized (block prefix ++ suffix) into the key arena, its value
+//      located in the file arena; CPU: IsBaseLevelForKey for tombstones; all
+//      bounds-checked)
 //   -> verify (GPU: CRC32C of every data, filter and properties block),
 //      sort (GPU: internal-key order, CUB merge sort over 8-byte key
 //      prefixes with full-key tie-breaks), dedup (GPU:
