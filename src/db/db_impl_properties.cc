@@ -100,9 +100,12 @@ std::string DBImpl::StatsString() {
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,
             "Executor %s: %" PRIu64 " jobs, %" PRIu64
-            " fallbacks, in %.1f MiB, out %.1f MiB, %.2f s, %.2f CPU-s, %.2f s device busy\n",
+            " fallbacks, in %.1f MiB, out %.1f MiB, %.2f s, %.2f CPU-s",
             name.c_str(), e.jobs, e.fallbacks, MiB(e.input_bytes), MiB(e.output_bytes),
-            e.micros / 1e6, e.cpu_seconds, e.device_busy_micros / 1e6);
+            e.micros / 1e6, e.cpu_seconds);
+    // An accelerator's busy time, for the executors that have one.
+    if (e.device_busy_micros > 0) AppendF(&out, ", %.2f s device busy", e.device_busy_micros / 1e6);
+    out += "\n";
     if (!e.stage_micros.empty()) {
       out += "  stages (s):";
       for (const auto& [stage, micros] : e.stage_micros)

@@ -128,8 +128,8 @@ __global__ void DecodeKeysKernel(const uint8_t* arena, uint8_t* key_arena,
 
 // One thread per kept entry: its plan inputs (plan_common.h).
 __global__ void PlanKernel(KeyArrays keys, const uint32_t* value_size, const uint32_t* kept,
-                           uint64_t n, KeyListView grandparents, KeyListView boundaries,
-                           bool hash, PlanEntry* plan) {
+                           uint64_t n, KeyListView grandparents, KeyListView boundaries, bool hash,
+                           PlanEntry* plan) {
   const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (k < n) plan[k] = MakePlanEntry(keys, value_size, kept, k, grandparents, boundaries, hash);
 }
@@ -167,7 +167,8 @@ unsigned int Grid(uint64_t n) { return static_cast<unsigned int>((n + kThreads -
 // The grid of a grid-stride warp-per-item kernel over n items: one warp
 // per item up to `max_blocks` thread blocks (those that fit the device).
 unsigned int WarpGrid(uint64_t n, unsigned int max_blocks) {
-  return static_cast<unsigned int>(std::max<uint64_t>(1, std::min<uint64_t>(Grid(n * 32), max_blocks)));
+  return static_cast<unsigned int>(
+      std::max<uint64_t>(1, std::min<uint64_t>(Grid(n * 32), max_blocks)));
 }
 
 Status CudaFailure(const char* stage, cudaError_t e) {
@@ -500,9 +501,9 @@ class CudaKeySortDevice final : public KeySortDevice {
 
     const auto t0 = std::chrono::steady_clock::now();
     if (n > 0) {
-      DecodeKeysKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(
-          dev_.arena, dev_.key_arena, d_blocks, nb, n, d_key_offset, d_key_size, d_value_offset,
-          d_value_size, d_bad);
+      DecodeKeysKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(dev_.arena, dev_.key_arena, d_blocks,
+                                                               nb, n, d_key_offset, d_key_size,
+                                                               d_value_offset, d_value_size, d_bad);
       ACCELKV_CUDA_TRY("decode", cudaGetLastError());
     }
     out->key_offset->resize(n);
@@ -636,9 +637,8 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_size, in.key_size.data(), n * 4,
                                                   cudaMemcpyHostToDevice, stream_));
       if (in.keep_for_encode) {
-        ACCELKV_CUDA_TRY("copy_in",
-                         cudaMemcpyAsync(dev_.value_offset, in.value_offset->data(), n * 8,
-                                         cudaMemcpyHostToDevice, stream_));
+        ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.value_offset, in.value_offset->data(),
+                                                    n * 8, cudaMemcpyHostToDevice, stream_));
         ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.value_size, in.value_size->data(), n * 4,
                                                     cudaMemcpyHostToDevice, stream_));
       }
@@ -658,7 +658,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (fail == GpuStage::kVerify) return Injected(fail);
     if (nb > 0)
       VerifyKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(crc_tables_, dev_.arena,
-                                                                       d_blocks, nb, d_counters);
+                                                                        d_blocks, nb, d_counters);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], stream_));
 
@@ -775,8 +775,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   PinnedBuffer key_arena_;  // HostKeyArena
   PinnedBuffer out_;        // HostOutput
   Counters* counters_ = nullptr;
-  PinnedBuffer plan_;       // Run's plan inputs (KeySortOutput::plan)
-  Resident dev_;            // AllocInput
+  PinnedBuffer plan_;  // Run's plan inputs (KeySortOutput::plan)
+  Resident dev_;       // AllocInput
   HeldInput held_;     // the arenas Run kept for EncodeBlocks
   HeldInput decoded_;  // the arenas DecodeKeys left for Run
   // BeginStaging .. DecodeKeys or CancelStaging: the ranges copied into

@@ -269,8 +269,8 @@ class Planner {
 
   const CompactionJobSpec& spec_;
   const JobInput& input_;
-  const uint32_t* const kept_;     // output order (entry indices)
-  const PlanEntry* const plan_;    // per kept entry
+  const uint32_t* const kept_;              // output order (entry indices)
+  const PlanEntry* const plan_;             // per kept entry
   std::vector<EncodeBlock>* const blocks_;  // the planned data blocks, appended
   OutputSplitter splitter_;
   std::string comparator_name_;
@@ -351,9 +351,9 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   const uint64_t n = sorted.kept.size();
   std::vector<uint64_t> starts{0};
   for (uint32_t b = 1; b <= spec.compaction->subcompaction_boundaries().size(); ++b) {
-    const PlanEntry* first = std::partition_point(
-        sorted.plan + starts.back(), sorted.plan + n,
-        [b](const PlanEntry& e) { return e.boundaries < b; });
+    const PlanEntry* first =
+        std::partition_point(sorted.plan + starts.back(), sorted.plan + n,
+                             [b](const PlanEntry& e) { return e.boundaries < b; });
     const uint64_t k = static_cast<uint64_t>(first - sorted.plan);
     if (k > starts.back() && k < n) starts.push_back(k);
   }

@@ -207,8 +207,8 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   result->cpu_seconds += ThreadCpuSeconds() - cpu0;
   // The device's stages (docs/GPU.md, "Stats"): copies, kernels and the
   // waits for them.
-  for (const char* stage : {"copy_in", "gpu_decode", "verify", "sort", "dedup", "copy_out",
-                            "gpu_plan", "gpu_encode"}) {
+  for (const char* stage :
+       {"copy_in", "gpu_decode", "verify", "sort", "dedup", "copy_out", "gpu_plan", "gpu_encode"}) {
     const auto it = result->stage_micros.find(stage);
     if (it != result->stage_micros.end()) result->device_busy_micros += it->second;
   }

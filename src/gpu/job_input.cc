@@ -240,8 +240,7 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
   for (const TableBlocks& f : input->table_blocks) {
     if (!f.status.ok()) return f.status;
     keys.blocks.insert(keys.blocks.end(), f.spans.begin(), f.spans.end());
-    input->data_blocks.insert(input->data_blocks.end(), f.data_blocks.begin(),
-                              f.data_blocks.end());
+    input->data_blocks.insert(input->data_blocks.end(), f.data_blocks.begin(), f.data_blocks.end());
   }
   // The key arena's layout: each block's keys at the sum of n * P + KS of
   // the blocks before it (decode_common.h).

@@ -89,8 +89,8 @@ struct KeySortInput {
   // num_entries() each (InvalidArgument).
   Status CheckEncodeInputs() const {
     if (!keep_for_encode) return Status::OK();
-    if (value_offset == nullptr || value_size == nullptr ||
-        value_offset->size() != num_entries() || value_size->size() != num_entries()) {
+    if (value_offset == nullptr || value_size == nullptr || value_offset->size() != num_entries() ||
+        value_size->size() != num_entries()) {
       return Status::InvalidArgument("gpu: keep_for_encode needs every entry's value");
     }
     return Status::OK();

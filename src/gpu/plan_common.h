@@ -31,14 +31,14 @@ inline constexpr uint32_t kPlanSameUserKey = 1;  // PlanEntry::flags
 
 // What the CPU plan reads of kept entry k (output position k).
 struct PlanEntry {
-  uint64_t trailer;        // sequence << 8 | type
-  uint64_t hash;           // Xxh64 of the user key; 0 when not hashing or same user key
-  uint32_t key_size;       // the internal key's
+  uint64_t trailer;   // sequence << 8 | type
+  uint64_t hash;      // Xxh64 of the user key; 0 when not hashing or same user key
+  uint32_t key_size;  // the internal key's
   uint32_t value_size;
-  uint32_t shared;         // common prefix with kept entry k - 1's internal key (0 for k = 0)
-  uint32_t grandparents;   // grandparent files whose largest internal key < this key
-  uint32_t boundaries;     // subcompaction boundaries <= this user key
-  uint32_t flags;          // kPlanSameUserKey: k > 0 and kept entry k - 1 has its user key
+  uint32_t shared;        // common prefix with kept entry k - 1's internal key (0 for k = 0)
+  uint32_t grandparents;  // grandparent files whose largest internal key < this key
+  uint32_t boundaries;    // subcompaction boundaries <= this user key
+  uint32_t flags;         // kPlanSameUserKey: k > 0 and kept entry k - 1 has its user key
 };
 
 // An ascending list of keys in one byte array: key i is

@@ -44,7 +44,6 @@ int BloomNumProbes(int bits_per_key) {
   return std::clamp(k, 1, kMaxProbes);
 }
 
-
 FilterBuilder::FilterBuilder(int bits_per_key) : bits_per_key_(bits_per_key) {}
 
 void FilterBuilder::AddKey(const Slice& user_key) {
@@ -52,7 +51,6 @@ void FilterBuilder::AddKey(const Slice& user_key) {
   last_key_.assign(user_key.data(), user_key.size());
   hashes_.push_back(Hash64(user_key.data(), user_key.size()));
 }
-
 
 void FilterBuilder::Finish(std::string* dst) const {
   const uint64_t num_lines = BloomNumLines(hashes_.size(), bits_per_key_);

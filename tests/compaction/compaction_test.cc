@@ -277,7 +277,8 @@ TEST_F(OutputSplitterTest, FastPathsDecideAsTheGeneralRule) {
           << round << " " << i;
       // The GPU plan's form: steps 1 and 4 as counts found by search.
       size_t below = 0;
-      for (const FileMetaPtr& g : p.grandparents) below += icmp_.Compare(g->largest.Encode(), key) < 0;
+      for (const FileMetaPtr& g : p.grandparents)
+        below += icmp_.Compare(g->largest.Encode(), key) < 0;
       size_t bounds = 0;
       for (const std::string& bound : p.subcompaction_boundaries) bounds += bound <= u;
       ASSERT_EQ(expected,

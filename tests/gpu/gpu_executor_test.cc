@@ -157,7 +157,7 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   std::unique_ptr<Env> env_;
   GpuExecutorOptions options_;
   std::unique_ptr<GpuCompactionExecutor> gpu_;
-  int encode_calls_ = 0;  // EncodeBlocks calls of every executor of NewExecutor
+  int encode_calls_ = 0;   // EncodeBlocks calls of every executor of NewExecutor
   StagingCounts staging_;  // their staging calls
   // One thread: with several, the subcompaction ranges of a job take their
   // file numbers in a racy order, and files are compared by number.
