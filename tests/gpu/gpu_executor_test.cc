@@ -359,9 +359,14 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
   // Both encode modes: the device builds the data blocks, or the CPU
   // assembles them from the arenas (keys-only). Five shapes and two modes:
   // every shape runs in both modes, and each chunk size in both.
-  for (int iter = 0; iter < 60; ++iter) {
+  // A job's tables are small enough for a 16 KiB chunk to group several of
+  // them only in some jobs (about 1% of seeds have none in 60 jobs): more
+  // jobs run until one does, so the multi-table chunk path is always covered.
+  uint64_t jobs_per_executor[3] = {0, 0, 0};
+  for (int iter = 0; iter < 60 || (multi_chunk_jobs == 0 && iter < 600); ++iter) {
     const char* mode = iter % 2 == 0 ? "device" : "cpu";
     const int which = (iter / 2) % 3;
+    ++jobs_per_executor[which];
     GpuCompactionExecutor* gpu = executors[which].get();
     ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
     SCOPED_TRACE("iteration " + std::to_string(iter) + ", encode mode " + mode + ", chunk bytes " +
@@ -448,10 +453,11 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
       static_cast<unsigned long long>(shapes.fixed_values),
       static_cast<unsigned long long>(shapes.variable_values),
       static_cast<unsigned long long>(shapes.wide_ends));
+  std::printf("device-encode jobs in several multi-table chunks: %d\n", multi_chunk_jobs);
   EXPECT_GT(multi_chunk_jobs, 0);
   for (int i = 0; i < 3; ++i) {
     const GpuExecutorStats stats = executors[i]->GetStats();
-    EXPECT_EQ(20u, stats.jobs);
+    EXPECT_EQ(jobs_per_executor[i], stats.jobs);
     EXPECT_EQ(0u, stats.failures);
   }
 }
