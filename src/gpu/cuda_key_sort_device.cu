@@ -30,7 +30,9 @@
 // blocks in, EncodeBlocksKernel (a warp per output
 // block copies its entries' key bytes and values from the arenas, entry
 // arrays and kept order Run left on the device, lane 0 writes the end
-// offsets, the footer and the trailer CRC32C), the chunk's blocks out; the
+// offsets, the footer and the trailer CRC32C), then the chunk's tables'
+// bloom filters (FilterInitKernel zeroes, FilterBitsKernel sets each key's
+// probe bits with atomicOr, FilterCrcKernel), the chunk's bytes out; the
 // inputs stay until ReleaseEncodeInput. Device
 // memory comes from the stream-ordered default pool with its release
 // threshold raised, so it is reused across jobs; the pinned host buffers
@@ -45,6 +47,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/crc32c_device.h"
@@ -128,10 +131,10 @@ __global__ void DecodeKeysKernel(const uint8_t* arena, uint8_t* key_arena,
 
 // One thread per kept entry: its plan inputs (plan_common.h).
 __global__ void PlanKernel(KeyArrays keys, const uint32_t* value_size, const uint32_t* kept,
-                           uint64_t n, KeyListView grandparents, KeyListView boundaries, bool hash,
+                           uint64_t n, KeyListView grandparents, KeyListView boundaries,
                            PlanEntry* plan) {
   const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
-  if (k < n) plan[k] = MakePlanEntry(keys, value_size, kept, k, grandparents, boundaries, hash);
+  if (k < n) plan[k] = MakePlanEntry(keys, value_size, kept, k, grandparents, boundaries);
 }
 
 // One warp per output block, grid-stride: the lanes copy its entries' key
@@ -152,6 +155,50 @@ __global__ void EncodeBlocksKernel(const Crc32cTables* g_tables, EncodeSources s
     if (lane == 0) WriteBlockFooter(out, b);
     __syncwarp();
     WarpWriteBlockCrc(tables, out, b.out_offset, EncodedBlockSize(b), lane);
+  }
+}
+
+// The filters' lines zeroed and their footers: a thread block per filter.
+__global__ void FilterInitKernel(const EncodeFilter* filters, uint8_t* out) {
+  const EncodeFilter f = filters[blockIdx.x];
+  uint8_t* bits = out + f.out_offset;
+  const uint64_t size = uint64_t{f.num_lines} * kFilterLineBytes;
+  for (uint64_t i = threadIdx.x; i < size; i += blockDim.x) bits[i] = 0;
+  if (threadIdx.x == 0) WriteFilterFooter(out, f);
+}
+
+// One thread per kept position of the chunk: the probe bits of its user
+// key, if it adds one, set with atomicOr on the aligned 32-bit word that
+// holds each bit's byte (OR commutes, so the bits are FilterBuilder's in
+// any order; neighbouring bytes are ORed with 0).
+__global__ void FilterBitsKernel(EncodeSources src, const EncodeFilter* filters, uint64_t nf,
+                                 uint64_t first, uint64_t n, uint8_t* out) {
+  const uint64_t k = first + blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k >= first + n) return;
+  const uint64_t fi = FilterOfKept(filters, nf, k);
+  if (fi == nf) return;
+  const EncodeFilter& f = filters[fi];
+  uint64_t h = 0;
+  if (!FilterKeyHash(src, f, k, &h)) return;
+  uint8_t* const bits = out + f.out_offset;
+  BloomProbes(h, f.num_lines, static_cast<int>(f.num_probes), [bits](uint64_t byte, uint8_t mask) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(bits + byte);
+    atomicOr(reinterpret_cast<unsigned int*>(a & ~uintptr_t{3}), static_cast<unsigned int>(mask)
+                                                                     << (8 * (a & 3)));
+    return true;
+  });
+}
+
+// A warp per filter: the masked CRC32C of its contents ++ type byte.
+__global__ void FilterCrcKernel(const Crc32cTables* g_tables, const EncodeFilter* filters,
+                                uint64_t nf, uint8_t* out) {
+  __shared__ Crc32cTables tables;
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+  __syncthreads();
+  const uint32_t lane = threadIdx.x & 31u;
+  const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / 32);
+  for (uint64_t w = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; w < nf; w += warps) {
+    WarpWriteBlockCrc(tables, out, filters[w].out_offset, EncodedFilterSize(filters[w]), lane);
   }
 }
 
@@ -383,7 +430,10 @@ class CudaKeySortDevice final : public KeySortDevice {
       counters_ = static_cast<Counters*>(p);
     }
     out->plan = nullptr;
-    Status s = in.CheckEncodeInputs();
+    out->bad_block = ~uint64_t{0};
+    // Resident: the value arrays are on the device (DecodeKeys), whatever
+    // the host holds.
+    Status s = resident ? Status::OK() : in.CheckEncodeInputs();
     if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream on every exit path
       s = RunStages(in, resident, out, stage_micros, &mem);
@@ -508,8 +558,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     out->key_offset->resize(n);
     out->key_size->resize(n);
-    out->value_offset->resize(n);
-    out->value_size->resize(n);
+    if (out->values_to_host) {
+      out->value_offset->resize(n);
+      out->value_size->resize(n);
+    } else {
+      out->value_offset->clear();  // they stay on the device for Run
+      out->value_size->clear();
+    }
     unsigned long long bad = 0;
     ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(in.key_arena, dev_.key_arena, in.key_arena_size,
                                                cudaMemcpyDeviceToHost, stream_));
@@ -517,10 +572,12 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->key_size->data(), d_key_size, n * 4,
                                                cudaMemcpyDeviceToHost, stream_));
-    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_offset->data(), d_value_offset, n * 8,
-                                               cudaMemcpyDeviceToHost, stream_));
-    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_size->data(), d_value_size, n * 4,
-                                               cudaMemcpyDeviceToHost, stream_));
+    if (out->values_to_host) {
+      ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_offset->data(), d_value_offset, n * 8,
+                                                 cudaMemcpyDeviceToHost, stream_));
+      ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_size->data(), d_value_size, n * 4,
+                                                 cudaMemcpyDeviceToHost, stream_));
+    }
     ACCELKV_CUDA_TRY("decode",
                      cudaMemcpyAsync(&bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("decode", cudaStreamSynchronize(stream_));
@@ -560,19 +617,53 @@ class CudaKeySortDevice final : public KeySortDevice {
       EncodeBlocksKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(
           crc_tables_, src, d_blocks, nb, dev_.out);
       ACCELKV_CUDA_TRY("encode", cudaGetLastError());
-      uint64_t run_begin = job.blocks[first_block].out_offset;
+      // The chunk's tables' filters, once their data blocks' kernel ran
+      // (the bits kernel's atomics touch the words around each filter).
+      uint64_t first_filter = 0;
+      uint64_t end_filter = 0;
+      FiltersOfBlocks(job, first_block, end_block, &first_filter, &end_filter);
+      const uint64_t nf = end_filter - first_filter;
+      if (nf > 0) {
+        EncodeFilter* d_filters = nullptr;
+        ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_filters, nf));
+        ACCELKV_CUDA_TRY(
+            "encode", cudaMemcpyAsync(d_filters, job.filters.data() + first_filter,
+                                      nf * sizeof(EncodeFilter), cudaMemcpyHostToDevice, stream_));
+        FilterInitKernel<<<static_cast<unsigned int>(nf), kThreads, 0, stream_>>>(d_filters,
+                                                                                  dev_.out);
+        ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+        const uint64_t lo = job.blocks[first_block].first;
+        const uint64_t kn = job.blocks[end_block - 1].first + job.blocks[end_block - 1].n - lo;
+        FilterBitsKernel<<<Grid(kn), kThreads, 0, stream_>>>(src, d_filters, nf, lo, kn, dev_.out);
+        ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+        FilterCrcKernel<<<WarpGrid(nf, max_blocks_), kThreads, 0, stream_>>>(crc_tables_, d_filters,
+                                                                             nf, dev_.out);
+        ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+      }
+      // Back in one copy per contiguous run of blocks and filters (one for
+      // a chunk of whole tables).
+      std::vector<std::pair<uint64_t, uint64_t>> spans;  // offset, size with trailer
+      spans.reserve(nb + nf);
+      for (uint64_t i = first_block; i < end_block; ++i) {
+        spans.emplace_back(job.blocks[i].out_offset, EncodedBlockSize(job.blocks[i]) + 5);
+      }
+      for (uint64_t i = first_filter; i < end_filter; ++i) {
+        spans.emplace_back(job.filters[i].out_offset, EncodedFilterSize(job.filters[i]) + 5);
+      }
+      std::sort(spans.begin(), spans.end());
+      uint64_t run_begin = spans[0].first;
       uint64_t run_end = run_begin;
-      for (uint64_t i = first_block; i <= end_block; ++i) {
-        if (i < end_block && job.blocks[i].out_offset == run_end) {
-          run_end += EncodedBlockSize(job.blocks[i]) + 5;
+      for (size_t i = 0; i <= spans.size(); ++i) {
+        if (i < spans.size() && spans[i].first == run_end) {
+          run_end += spans[i].second;
           continue;
         }
         ACCELKV_CUDA_TRY("encode",
                          cudaMemcpyAsync(out + run_begin, dev_.out + run_begin, run_end - run_begin,
                                          cudaMemcpyDeviceToHost, stream_));
-        if (i < end_block) {
-          run_begin = job.blocks[i].out_offset;
-          run_end = run_begin + EncodedBlockSize(job.blocks[i]) + 5;
+        if (i < spans.size()) {
+          run_begin = spans[i].first;
+          run_end = run_begin + spans[i].second;
         }
       }
     }
@@ -754,7 +845,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (!s.ok()) return s;
     if (k > 0) {
       PlanKernel<<<Grid(k), kThreads, 0, stream_>>>(keys, dev_.value_size, dev_.kept, k, d_gp,
-                                                    d_bounds, in.hash_user_keys, d_plan);
+                                                    d_bounds, d_plan);
       ACCELKV_CUDA_TRY("plan", cudaGetLastError());
       ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host, d_plan, k * sizeof(PlanEntry),
                                                cudaMemcpyDeviceToHost, stream_));

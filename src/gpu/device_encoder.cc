@@ -14,7 +14,6 @@
 #include "table/properties_block.h"
 #include "table/table_builder.h"
 #include "util/filename.h"
-#include "util/hash.h"
 #include "util/internal_key.h"
 #include "version/file_meta.h"
 
@@ -27,15 +26,22 @@ static_assert(kVariableWidth == BlockLayout::kVariable);
 static_assert(kBlockFooterSize == BlockLayout::kFooterSize);
 
 // One output table as planned: its data blocks are encoded into
-// out[out_offset, out_offset + data_bytes).
+// out[out_offset, out_offset + data_bytes), its filter block (with bloom
+// bits on) with its trailer right after them, filter_bytes.
 struct PlannedTable {
   uint64_t out_offset = 0;
   uint64_t data_bytes = 0;
   uint64_t first_block = 0;  // its data blocks: EncodeJob::blocks[first_block, end_block)
   uint64_t end_block = 0;
+  uint64_t first_kept = 0;  // its first entry's kept position
+  bool has_filter = false;
+  uint64_t filter_keys = 0;   // the keys FilterBuilder would hold
+  uint64_t filter_bytes = 0;  // its filter block with the trailer (0: none)
   TableProperties props;
-  std::unique_ptr<FilterBuilder> filter;
   BlockBuilder index;
+
+  // Data blocks and filter block: the bytes the device encodes.
+  uint64_t encoded_bytes() const { return data_bytes + filter_bytes; }
 };
 
 // Walks the kept entries as CpuCompactionExecutor + TableBuilder would, with
@@ -49,12 +55,13 @@ struct PlannedTable {
 class Planner {
  public:
   Planner(const CompactionJobSpec& spec, const JobInput& input, const KeySortOutput& sorted,
-          std::vector<EncodeBlock>* blocks)
+          std::vector<EncodeBlock>* blocks, std::vector<EncodeFilter>* filters)
       : spec_(spec),
         input_(input),
         kept_(sorted.kept.data()),
         plan_(sorted.plan),
         blocks_(blocks),
+        filters_(filters),
         splitter_(spec.compaction) {
     const Comparator* named = spec.table_options.user_comparator != nullptr
                                   ? spec.table_options.user_comparator
@@ -96,6 +103,7 @@ class Planner {
       }
     } else {
       const Slice key = KeyAt(k);
+      table_->first_kept = k;
       p.smallest_key.assign(key.data(), key.size());
       p.smallest_seqno = sequence;
       p.largest_seqno = sequence;
@@ -123,16 +131,9 @@ class Planner {
 
     last_ = k;
     last_key_size_ = key_size;
-    // FilterBuilder::AddKey skips a repeated user key itself; not adding
-    // one is the same (the table's first key is always added). The device
-    // hashed every key whose user key differs from its predecessor's.
-    if (table_->filter != nullptr) {
-      if (!same_user_key) {
-        table_->filter->AddKeyHash(e.hash);
-      } else if (p.num_entries == 0) {
-        table_->filter->AddKeyHash(Hash64(KeyAt(k).data(), key_size - kInternalKeyTrailerSize));
-      }
-    }
+    // FilterBuilder::AddKey skips a repeated user key (the table's first
+    // key is always added); the device sets the bits (FilterKeyHash).
+    if (table_->has_filter && (!same_user_key || p.num_entries == 0)) table_->filter_keys++;
     p.num_entries++;
     if (type == ValueType::kDeletion) p.num_deletions++;
     p.raw_key_bytes += key_size;
@@ -175,8 +176,8 @@ class Planner {
         st.data_block_size = block_.Size();  // AddSized keeps Layout() exact
       }
     }
-    if (table_->filter != nullptr && table_->props.num_entries > 0) {
-      st.filter_encoded_size = table_->filter->EncodedSize();
+    if (table_->has_filter && table_->props.num_entries > 0) {
+      st.filter_encoded_size = FilterContentsSize(table_->filter_keys);
     }
     // EstimateTableFileSize = fixed part (key sizes only; the comparator
     // name and smallest key are fixed per table) + variable part.
@@ -194,9 +195,7 @@ class Planner {
     table_->out_offset = out_cursor_;
     table_->first_block = blocks_->size();
     table_->props.comparator_name = comparator_name_;
-    if (spec_.table_options.bloom_bits_per_key > 0) {
-      table_->filter = std::make_unique<FilterBuilder>(spec_.table_options.bloom_bits_per_key);
-    }
+    table_->has_filter = spec_.table_options.bloom_bits_per_key > 0;
     offset_ = 0;
     prefix_prev_ = 0;
     prefix_next_ = 0;
@@ -255,6 +254,11 @@ class Planner {
     return Slice(size_only_key_.data(), last_key_size_);
   }
 
+  // FilterBuilder::EncodedSize for num_keys keys.
+  uint64_t FilterContentsSize(uint64_t num_keys) const {
+    return BloomNumLines(num_keys, spec_.table_options.bloom_bits_per_key) * kBloomLineBytes + 5;
+  }
+
   Status FinishTable() {
     Status s = FlushBlock();
     if (!s.ok()) return s;
@@ -262,16 +266,31 @@ class Planner {
     table_->props.largest_key.assign(largest.data(), largest.size());
     table_->data_bytes = offset_;
     table_->end_block = blocks_->size();
-    out_cursor_ += offset_;
+    if (table_->has_filter) {  // TableBuilder: a filter block when the table has entries
+      const int bits = spec_.table_options.bloom_bits_per_key;
+      EncodeFilter f;
+      f.out_offset = table_->out_offset + offset_;
+      f.first = table_->first_kept;
+      f.end = last_ + 1;
+      f.num_lines = static_cast<uint32_t>(BloomNumLines(table_->filter_keys, bits));
+      f.num_probes = static_cast<uint32_t>(BloomNumProbes(bits));
+      if (EncodedFilterSize(f) != FilterContentsSize(table_->filter_keys)) {
+        return Status::Corruption("gpu: encode: planned filter differs from its layout");
+      }
+      filters_->push_back(f);
+      table_->filter_bytes = EncodedFilterSize(f) + kBlockTrailerSize;
+    }
+    out_cursor_ += table_->encoded_bytes();
     table_ = nullptr;
     return Status::OK();
   }
 
   const CompactionJobSpec& spec_;
   const JobInput& input_;
-  const uint32_t* const kept_;              // output order (entry indices)
-  const PlanEntry* const plan_;             // per kept entry
-  std::vector<EncodeBlock>* const blocks_;  // the planned data blocks, appended
+  const uint32_t* const kept_;                // output order (entry indices)
+  const PlanEntry* const plan_;               // per kept entry
+  std::vector<EncodeBlock>* const blocks_;    // the planned data blocks, appended
+  std::vector<EncodeFilter>* const filters_;  // the planned filters, appended
   OutputSplitter splitter_;
   std::string comparator_name_;
   std::vector<std::unique_ptr<PlannedTable>> tables_;
@@ -304,15 +323,15 @@ BlockHandle AppendBlock(const Slice& contents, uint64_t* offset, std::string* ds
   return handle;
 }
 
-// Filter, properties and index blocks and the footer of a planned table.
+// Properties and index blocks and the footer of a planned table (its
+// filter block, if any, was encoded after its data blocks).
 std::string TableTail(PlannedTable* t) {
   std::string tail;
   Footer footer;
-  uint64_t offset = t->data_bytes;
-  if (t->filter != nullptr && t->props.num_entries > 0) {
-    std::string filter;
-    t->filter->Finish(&filter);
-    footer.filter_handle = AppendBlock(filter, &offset, &tail);
+  uint64_t offset = t->encoded_bytes();
+  if (t->filter_bytes > 0) {
+    footer.filter_handle.offset = t->data_bytes;
+    footer.filter_handle.size = t->filter_bytes - kBlockTrailerSize;
   }
   std::string props;
   EncodePropertiesBlock(t->props, &props);
@@ -342,6 +361,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   job.key_arena = input.keys.key_arena;
   job.key_arena_size = input.keys.key_arena_size;
   job.blocks.clear();
+  job.filters.clear();
   job.out_size = 0;
   // The subcompaction ranges (where PlanEntry::boundaries steps up) are
   // planned on separate threads: OutputSplitter cuts at each range's first
@@ -361,14 +381,15 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   const size_t ranges = starts.size() - 1;
   struct RangePlan {
     std::vector<EncodeBlock> blocks;
+    std::vector<EncodeFilter> filters;
     std::vector<std::unique_ptr<PlannedTable>> tables;
     uint64_t out_size = 0;
     Status status;
   };
   std::vector<RangePlan> plans(ranges);
-  result->cpu_seconds += ParallelFor(ranges, FileThreads(ranges), [&](size_t r) {
+  result->cpu_seconds += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
-    Planner planner(spec, input, sorted, &rp.blocks);
+    Planner planner(spec, input, sorted, &rp.blocks, &rp.filters);
     Status st;
     for (uint64_t k = starts[r]; k < starts[r + 1]; ++k) {
       st = planner.Add(k);
@@ -382,6 +403,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   for (RangePlan& rp : plans) {
     if (!rp.status.ok()) return rp.status;
     for (EncodeBlock& b : rp.blocks) b.out_offset += job.out_size;
+    for (EncodeFilter& f : rp.filters) f.out_offset += job.out_size;
     for (auto& t : rp.tables) {
       t->out_offset += job.out_size;
       t->first_block += job.blocks.size();
@@ -389,6 +411,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
       tables.push_back(std::move(t));
     }
     job.blocks.insert(job.blocks.end(), rp.blocks.begin(), rp.blocks.end());
+    job.filters.insert(job.filters.end(), rp.filters.begin(), rp.filters.end());
     job.out_size += rp.out_size;
   }
   result->stage_micros["plan"] += MicrosSince(t);
@@ -404,7 +427,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   std::vector<size_t> chunk_end;  // table index after each chunk
   uint64_t chunk_data = 0;
   for (size_t i = 0; i < nt; ++i) {
-    chunk_data += tables[i]->data_bytes;
+    chunk_data += tables[i]->encoded_bytes();
     if (chunk_data >= std::max<uint64_t>(chunk_bytes, 1) || i + 1 == nt) {
       chunk_end.push_back(i + 1);
       chunk_data = 0;
@@ -437,13 +460,13 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     w.tail_start = std::chrono::steady_clock::now();
     const std::string tail = TableTail(table);
     w.tail_end = std::chrono::steady_clock::now();
-    w.meta = OutputFileMeta(numbers[i], table->data_bytes + tail.size(), table->props);
+    w.meta = OutputFileMeta(numbers[i], table->encoded_bytes() + tail.size(), table->props);
     std::unique_ptr<WritableFile> file;
     w.status = spec.env->NewWritableFile(TableFileName(spec.dbname, numbers[i]), &file);
     if (w.status.ok()) {
       w.created = true;
       w.status = file->Append(
-          Slice(reinterpret_cast<const char*>(out) + table->out_offset, table->data_bytes));
+          Slice(reinterpret_cast<const char*>(out) + table->out_offset, table->encoded_bytes()));
       if (w.status.ok()) w.status = file->Append(tail);
       if (w.status.ok()) w.status = file->Sync();
       const Status close = file->Close();

@@ -15,11 +15,19 @@
 // of their sections and writes those ends (only for VAR sections); then the
 // footer, the trailer's type byte and the masked CRC32C of contents ++ type
 // ("Block trailer"). The prefix comes from the block's first key.
+//
+// Each table's bloom filter block is filled on the device too (EncodeFilter):
+// the CPU plans its size (the count of its distinct user keys), the device
+// zeroes its lines, sets each key's probe bits (table/bloom_probe.h, with
+// XXH64 of the user key: xxh64_common.h) and writes its footer and trailer,
+// right after the table's data blocks in the output buffer.
 #pragma once
 
 #include <cstdint>
 
 #include "gpu/key_sort_common.h"
+#include "gpu/xxh64_common.h"
+#include "table/bloom_probe.h"
 
 namespace accelkv {
 namespace gpu {
@@ -38,6 +46,19 @@ struct EncodeBlock {
   uint32_t offset_width;  // W: 2 or 4 bytes per end offset
   uint32_t key_bytes;     // KS: the key-suffix section
   uint32_t value_bytes;   // V: the value section
+};
+
+// One output table's filter block (docs/FORMAT.md, "Filter block"):
+// contents at out[out_offset, out_offset + EncodedFilterSize), then its
+// 5-byte trailer. Its keys are the user keys of its table's kept entries
+// [first, end) that differ from their predecessor's (the table's first
+// entry always counts): num_lines from their count.
+struct EncodeFilter {
+  uint64_t out_offset;
+  uint64_t first;  // its table's kept positions [first, end)
+  uint64_t end;
+  uint32_t num_lines;   // >= 1
+  uint32_t num_probes;  // 1..12
 };
 
 // Where a block's entries come from: kept[first + j] is entry j's index
@@ -131,13 +152,70 @@ ACCELKV_HD inline void WriteBlockFooter(uint8_t* out, const EncodeBlock& b) {
   out[b.out_offset + size] = 0;
 }
 
-// Writes the masked CRC32C of contents ++ type after the type byte.
-// REQUIRES: the block's contents and type byte are written.
-ACCELKV_HD inline void WriteBlockCrc(const uint32_t* table, uint8_t* out, const EncodeBlock& b) {
-  const uint64_t size = EncodedBlockSize(b);
-  const uint32_t crc = ~Crc32cUpdate(table, 0xffffffffu, out + b.out_offset, size + 1);
+// Writes the masked CRC32C of out[offset, offset + size + 1) (contents ++
+// type) after the type byte. REQUIRES: those bytes are written.
+ACCELKV_HD inline void WriteTrailerCrc(const uint32_t* table, uint8_t* out, uint64_t offset,
+                                       uint64_t size) {
+  const uint32_t crc = ~Crc32cUpdate(table, 0xffffffffu, out + offset, size + 1);
   const uint32_t masked = ((crc >> 15) | (crc << 17)) + kCrcMaskDelta;
-  StoreFixed32(out + b.out_offset + size + 1, masked);
+  StoreFixed32(out + offset + size + 1, masked);
+}
+
+ACCELKV_HD inline void WriteBlockCrc(const uint32_t* table, uint8_t* out, const EncodeBlock& b) {
+  WriteTrailerCrc(table, out, b.out_offset, EncodedBlockSize(b));
+}
+
+inline constexpr uint64_t kFilterLineBytes = kBloomLineBytesOf512;
+
+// The filter's contents: its lines, num_probes (1 byte), num_lines (fixed32).
+ACCELKV_HD inline uint64_t EncodedFilterSize(const EncodeFilter& f) {
+  return uint64_t{f.num_lines} * kFilterLineBytes + 5;
+}
+
+// Writes the filter's footer (num_probes, num_lines) and its trailer's type
+// byte (kNone = 0); the lines are zeroed separately.
+ACCELKV_HD inline void WriteFilterFooter(uint8_t* out, const EncodeFilter& f) {
+  uint8_t* footer = out + f.out_offset + uint64_t{f.num_lines} * kFilterLineBytes;
+  footer[0] = static_cast<uint8_t>(f.num_probes);
+  StoreFixed32(footer + 1, f.num_lines);
+  footer[5] = 0;
+}
+
+// Whether kept position k (of filter f's table) adds its user key to the
+// filter, and its hash: the table's first entry, or a user key other than
+// kept position k - 1's (FilterBuilder::AddKey skips a repeated key).
+ACCELKV_HD inline bool FilterKeyHash(const EncodeSources& src, const EncodeFilter& f, uint64_t k,
+                                     uint64_t* hash) {
+  const uint32_t i = src.kept[k];
+  const uint8_t* key = src.key_arena + src.key_offset[i];
+  const uint32_t user = src.key_size[i] - 8;
+  if (k > f.first) {
+    const uint32_t p = src.kept[k - 1];
+    const uint8_t* prev = src.key_arena + src.key_offset[p];
+    if (src.key_size[p] - 8 == user) {
+      uint32_t s = 0;
+      while (s < user && prev[s] == key[s]) ++s;
+      if (s == user) return false;
+    }
+  }
+  *hash = Xxh64(key, user);
+  return true;
+}
+
+// The index of the filter whose table holds kept position k (filters
+// ordered by first, their ranges disjoint), or nf when none does.
+ACCELKV_HD inline uint64_t FilterOfKept(const EncodeFilter* filters, uint64_t nf, uint64_t k) {
+  uint64_t lo = 0;
+  uint64_t hi = nf;
+  while (lo < hi) {  // the first filter with first > k
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (filters[mid].first <= k) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo > 0 && k < filters[lo - 1].end ? lo - 1 : nf;
 }
 
 }  // namespace gpu

@@ -150,6 +150,7 @@ GpuCompactionExecutor::GpuCompactionExecutor(const GpuExecutorOptions& options,
     : options_(options),
       device_(std::move(device)),
       input_(std::make_unique<gpu::JobInput>()),
+      sorted_(std::make_unique<gpu::KeySortOutput>()),
       encode_job_(std::make_unique<gpu::EncodeJob>()) {}
 
 GpuCompactionExecutor::~GpuCompactionExecutor() = default;
@@ -234,15 +235,17 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
 
   // "decode" (CPU: the tables' layouts in order, the key arena, flags),
   // "copy_in" (the file arena's copies' device time), "copy_in_wait" and
-  // "gpu_decode" (the keys).
-  s = gpu::DecodeInputTables(spec, device_.get(), &input, &result->stage_micros);
+  // "gpu_decode" (the keys; the values' places too unless the device
+  // encodes, which keeps them there).
+  const bool device_encode = UseDeviceEncode(input);
+  s = gpu::DecodeInputTables(spec, device_.get(), &input, /*values_to_host=*/!device_encode,
+                             &result->stage_micros);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n;
 
-  const bool device_encode = UseDeviceEncode(input);
   if (device_encode) SetPlanInputs(spec, &input);
-  gpu::KeySortOutput out;
+  gpu::KeySortOutput& out = *sorted_;  // reused: its kept order keeps its pages
   s = device_->Run(input.keys, &out, &result->stage_micros);
   if (s.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
     const gpu::BlockSpan& b = input.keys.blocks[out.bad_block];
@@ -270,7 +273,6 @@ void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec, gpu::Jo
   keys.keep_for_encode = true;
   keys.value_offset = &input->value_offset;
   keys.value_size = &input->value_size;
-  keys.hash_user_keys = spec.table_options.bloom_bits_per_key > 0;
   keys.grandparents.Clear();
   for (const FileMetaPtr& f : spec.compaction->grandparents()) {
     const Slice largest = f->largest.Encode();
@@ -286,10 +288,18 @@ bool GpuCompactionExecutor::UseDeviceEncode(const gpu::JobInput& input) const {
   const char* forced = std::getenv("ACCELKV_GPU_ENCODE");
   if (forced != nullptr && std::strcmp(forced, "device") == 0) return true;
   if (forced != nullptr && std::strcmp(forced, "cpu") == 0) return false;
-  const uint64_t n = input.value_size.size();
-  if (n == 0) return true;
+  // The average value size from the validated data blocks' layouts (a
+  // block's value section is its values' bytes), before the decode. A
+  // table that failed validation adds nothing: its job fails in decode.
+  uint64_t n = 0;
   uint64_t total = 0;
-  for (uint32_t v : input.value_size) total += v;
+  for (const gpu::TableBlocks& t : input.table_blocks) {
+    for (const gpu::InputDataBlock& b : t.data_blocks) {
+      n += b.layout.n;
+      total += b.layout.value_bytes;
+    }
+  }
+  if (n == 0) return true;
   return total / n <= options_.device_encode_max_avg_value;
 }
 

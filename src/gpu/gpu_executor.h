@@ -54,6 +54,7 @@ namespace gpu {
 class KeySortDevice;
 struct EncodeJob;
 struct JobInput;
+struct KeySortOutput;
 }  // namespace gpu
 
 struct GpuExecutorOptions {
@@ -132,10 +133,11 @@ class GpuCompactionExecutor final : public CompactionExecutor {
 
  private:
   Status RunLocked(const CompactionJobSpec& spec, CompactionJobResult* result);
-  // Device-encode mode for this job (see device_encode_max_avg_value).
+  // Device-encode mode for this job (see device_encode_max_avg_value),
+  // from the validated data blocks' layouts (after ReadInputTables).
   bool UseDeviceEncode(const gpu::JobInput& input) const;
   // Sets input->keys up for device-encode mode: keep_for_encode, the value
-  // arrays, the splitter's grandparents and boundaries, bloom hashing.
+  // arrays, the splitter's grandparents and boundaries.
   static void SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input);
   void RecordOutcome(const Status& s, const CompactionJobResult& result);
   uint64_t NowMicros() const;
@@ -145,6 +147,7 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   // Per-job scratch reused across jobs (under job_mu_): grows to the largest
   // job, like the device's pinned buffers.
   std::unique_ptr<gpu::JobInput> input_;
+  std::unique_ptr<gpu::KeySortOutput> sorted_;
   std::unique_ptr<gpu::EncodeJob> encode_job_;
   std::mutex job_mu_;  // one job on the device at a time
   mutable std::mutex stats_mu_;

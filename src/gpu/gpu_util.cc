@@ -26,6 +26,11 @@ size_t FileThreads(size_t n) {
   return std::max<size_t>(1, std::min({n, hw, kMaxThreads}));
 }
 
+size_t ComputeThreads(size_t n) {
+  const size_t hw = std::max<size_t>(1, std::thread::hardware_concurrency());
+  return std::max<size_t>(1, std::min(n, hw));
+}
+
 double ParallelFor(size_t n, size_t threads, const std::function<void(size_t)>& fn) {
   std::atomic<size_t> next{0};
   auto work = [&] {

@@ -38,6 +38,10 @@ FileMetaData OutputFileMeta(uint64_t number, uint64_t file_size, const TableProp
 // hardware threads and n (1 runs them on the caller).
 size_t FileThreads(size_t n);
 
+// Threads for n independent pieces of CPU work (the plan's subcompaction
+// ranges): at most the hardware threads and n, at least 1.
+size_t ComputeThreads(size_t n);
+
 // Calls fn(i) once for every i in [0, n), on `threads` threads (the caller
 // is one of them), each taking the next index when done with one. Returns
 // the CPU seconds the helper threads used (the caller's own are in its

@@ -68,6 +68,27 @@ class HostKeySortDevice final : public KeySortDevice {
       WriteBlockFooter(out, b);
       WriteBlockCrc(crc_table_, out, b);
     }
+    // The filters: lines zeroed, every key's probe bits, footer, CRC (the
+    // kernels' work, table by table).
+    uint64_t first_filter = 0;
+    uint64_t end_filter = 0;
+    FiltersOfBlocks(job, first_block, end_block, &first_filter, &end_filter);
+    for (uint64_t i = first_filter; i < end_filter; ++i) {
+      const EncodeFilter& f = job.filters[i];
+      uint8_t* bits = out + f.out_offset;
+      std::memset(bits, 0, uint64_t{f.num_lines} * kFilterLineBytes);
+      WriteFilterFooter(out, f);
+      for (uint64_t k = f.first; k < f.end; ++k) {
+        uint64_t h = 0;
+        if (!FilterKeyHash(src, f, k, &h)) continue;
+        BloomProbes(h, f.num_lines, static_cast<int>(f.num_probes),
+                    [bits](uint64_t byte, uint8_t mask) {
+                      bits[byte] |= mask;
+                      return true;
+                    });
+      }
+      WriteTrailerCrc(crc_table_, out, f.out_offset, EncodedFilterSize(f));
+    }
     (*stage_micros)["gpu_encode"] += MicrosSince(t);
     return Status::OK();
   }
@@ -108,6 +129,7 @@ class HostKeySortDevice final : public KeySortDevice {
              std::map<std::string, uint64_t>* stage_micros) override {
     held_.Release();
     out->plan = nullptr;
+    out->bad_block = ~uint64_t{0};
     Status s = in.CheckEncodeInputs();
     if (s.ok()) s = RunStages(in, out, stage_micros);
     if (s.ok() && in.keep_for_encode) {
@@ -118,8 +140,7 @@ class HostKeySortDevice final : public KeySortDevice {
       const KeyListView bounds = in.boundaries.View();
       plan_.resize(out->kept.size());
       for (uint64_t k = 0; k < out->kept.size(); ++k) {
-        plan_[k] = MakePlanEntry(keys, in.value_size->data(), out->kept.data(), k, gp, bounds,
-                                 in.hash_user_keys);
+        plan_[k] = MakePlanEntry(keys, in.value_size->data(), out->kept.data(), k, gp, bounds);
       }
       out->plan = plan_.data();
       kept_ = out->kept;

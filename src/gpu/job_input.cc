@@ -164,14 +164,12 @@ void JobInput::Clear() {
   keys.value_size = nullptr;
   keys.grandparents.Clear();
   keys.boundaries.Clear();
-  keys.hash_user_keys = false;
   keys.blocks.clear();
-  keys.key_offset.clear();
-  keys.key_size.clear();
+  // The per-entry arrays keep their size too: DecodeKeys resizes them to
+  // the job's entries, and a resize from a similar size zero-fills only
+  // the difference before the device's copy overwrites every element.
   keys.flags.clear();
   keys.snapshots.clear();
-  value_offset.clear();
-  value_size.clear();
   decode.blocks.clear();
 }
 
@@ -222,7 +220,7 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
 }
 
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
-                         std::map<std::string, uint64_t>* stage_micros) {
+                         bool values_to_host, std::map<std::string, uint64_t>* stage_micros) {
   auto t = std::chrono::steady_clock::now();
   // Every return before DecodeKeys (which takes the staging over) frees the
   // staged device arena.
@@ -281,6 +279,7 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
   out.key_size = &keys.key_size;
   out.value_offset = &input->value_offset;
   out.value_size = &input->value_size;
+  out.values_to_host = values_to_host;
   cancel.armed = false;
   s = device->DecodeKeys(decode, &out, stage_micros);
   if (!s.ok()) return s;

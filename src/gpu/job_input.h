@@ -63,6 +63,9 @@ struct JobInput {
   const InputTable& TableAt(uint64_t offset) const;
   // Empties every array but keeps its capacity: the executor reuses one
   // JobInput across jobs, so a job's per-entry arrays are not fresh pages.
+  // keys.key_offset, keys.key_size, value_offset and value_size keep even
+  // their size (stale until DecodeInputTables resizes and fills them), so
+  // that the resize does not zero-fill them again.
   void Clear();
 };
 
@@ -92,13 +95,14 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
 // Corruption for malformed bytes, with the table file), lays out the key
 // arena (device->HostKeyArena), then the device materializes every key and
 // fills the entry arrays (DecodeKeys, which finds the file arena staged);
-// keys.flags and keys.snapshots last. Aborted("gpu: alloc: ...") when the
+// keys.flags and keys.snapshots last. values_to_host false: value_offset
+// and value_size may stay empty (DecodeOutput::values_to_host). Aborted("gpu: alloc: ...") when the
 // job needs more device memory than the budget
 // (KeySortDevice::BytesNeeded), which is known only once the key arena's
 // size is. Every return before DecodeKeys cancels the staging. Adds the
 // CPU's time under "decode".
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
-                         std::map<std::string, uint64_t>* stage_micros);
+                         bool values_to_host, std::map<std::string, uint64_t>* stage_micros);
 
 }  // namespace gpu
 }  // namespace accelkv

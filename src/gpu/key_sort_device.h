@@ -74,15 +74,13 @@ struct KeySortInput {
   // EncodeBlocks calls that follow (until ReleaseEncodeInput).
   bool keep_for_encode = false;
   // With keep_for_encode: per entry, its value in the file arena (required:
-  // num_entries() each; the CUDA device uploads them unless DecodeKeys left
-  // them on it), the grandparent files' largest internal keys and the
-  // subcompaction boundaries (user keys), both ascending, and whether to
-  // hash the user keys (bloom filter).
+  // num_entries() each, unless DecodeKeys left them on the device, which
+  // the CUDA device then uses instead), the grandparent files' largest internal keys and the
+  // subcompaction boundaries (user keys), both ascending.
   const std::vector<uint64_t>* value_offset = nullptr;
   const std::vector<uint32_t>* value_size = nullptr;
   KeyList grandparents;
   KeyList boundaries;
-  bool hash_user_keys = false;
 
   uint64_t num_entries() const { return key_offset.size(); }
   // OK unless keep_for_encode is set without both value arrays of
@@ -114,6 +112,11 @@ struct DecodeOutput {
   std::vector<uint32_t>* key_size = nullptr;
   std::vector<uint64_t>* value_offset = nullptr;  // into the file arena
   std::vector<uint32_t>* value_size = nullptr;
+  // Whether the value arrays must come back. When false (device-encode
+  // mode: the CPU never reads a value's place) a device that keeps them
+  // for Run may leave both empty (the CUDA device does), and the Run that
+  // follows over the same arenas needs none from the host.
+  bool values_to_host = true;
   // The lowest entry whose key is not an internal key (InternalKeyOk), or ~0.
   uint64_t bad_entry = ~uint64_t{0};
 };
@@ -139,12 +142,33 @@ struct EncodeJob {
   const uint8_t* key_arena = nullptr;
   uint64_t key_arena_size = 0;
   std::vector<EncodeBlock> blocks;  // in output order, covering the kept entries in order
-  uint64_t out_size = 0;            // bytes of every block with its trailer
+  // The tables' filter blocks (bloom bits on), in table order; a table's
+  // filter follows its data blocks in the output.
+  std::vector<EncodeFilter> filters;
+  uint64_t out_size = 0;  // bytes of every block and filter with its trailer
 };
+
+// The filters of the tables whose data blocks are job.blocks[first_block,
+// end_block) (a range of whole tables): [*first_filter, *end_filter), those
+// whose first kept position lies in the blocks' kept positions.
+inline void FiltersOfBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
+                            uint64_t* first_filter, uint64_t* end_filter) {
+  *first_filter = *end_filter = 0;
+  if (first_block >= end_block || end_block > job.blocks.size()) return;
+  const uint64_t lo = job.blocks[first_block].first;
+  const uint64_t hi = job.blocks[end_block - 1].first + job.blocks[end_block - 1].n;
+  const auto below = [](const EncodeFilter& f, uint64_t k) { return f.first < k; };
+  *first_filter = static_cast<uint64_t>(
+      std::lower_bound(job.filters.begin(), job.filters.end(), lo, below) - job.filters.begin());
+  *end_filter = static_cast<uint64_t>(
+      std::lower_bound(job.filters.begin(), job.filters.end(), hi, below) - job.filters.begin());
+}
 
 // OK when blocks [first_block, end_block) of job are a range of job.blocks
 // and each takes kept positions inside [0, kept) and lies inside
-// out[0, job.out_size) with its trailer; else InvalidArgument (a planning
+// out[0, job.out_size) with its trailer, and so do their tables' filters
+// (FiltersOfBlocks; ordered, disjoint, with 1 to 12 probes); else
+// InvalidArgument (a planning
 // bug must not write outside the buffers). EncodeBlocks checks every call.
 inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
                              uint64_t kept) {
@@ -157,6 +181,18 @@ inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_
     if (b.n == 0 || b.first > kept || b.n > kept - b.first || end > job.out_size ||
         end < b.out_offset) {
       return Status::InvalidArgument("gpu: encode: a planned block lies outside the job");
+    }
+  }
+  uint64_t first_filter = 0;
+  uint64_t end_filter = 0;
+  FiltersOfBlocks(job, first_block, end_block, &first_filter, &end_filter);
+  for (uint64_t i = first_filter; i < end_filter; ++i) {
+    const EncodeFilter& f = job.filters[i];
+    const uint64_t end = f.out_offset + EncodedFilterSize(f) + 5;
+    if (f.num_lines == 0 || f.num_probes < 1 || f.num_probes > 12 || f.first >= f.end ||
+        f.end > kept || (i > 0 && job.filters[i - 1].end > f.first) || end > job.out_size ||
+        end < f.out_offset) {
+      return Status::InvalidArgument("gpu: encode: a planned filter lies outside the job");
     }
   }
   return Status::OK();
@@ -298,18 +334,18 @@ class KeySortDevice {
 
   // Fills the planned data blocks job.blocks[first_block, end_block) into
   // out (from HostOutput(job.out_size)), each at its out_offset: prefix,
-  // key suffixes, values, end offsets, footer, trailer; returns once they
-  // are there. The executor calls it once per chunk of tables, in table
-  // order, and writes a chunk's files while the next is encoded. Adds its
-  // time under "gpu_encode". Aborted("gpu: encode: ...") on any failure,
-  // InvalidArgument for a range or block outside the job (CheckEncodeJob).
-  // An injected kEncode failure strikes the call whose range ends at the
-  // job's last block (with several chunks: after earlier chunks' files
-  // were written). REQUIRES: the last Run returned OK with keep_for_encode
-  // over job's arenas, and neither ReleaseEncodeInput nor a failed
-  // EncodeBlocks came since (the CUDA device reuses the arenas' device
-  // copies, the entry arrays and the kept order; Aborted when they are not
-  // there). A failed call releases them as ReleaseEncodeInput does.
+  // key suffixes, values, end offsets, footer, trailer; and their tables'
+  // filter blocks (FiltersOfBlocks: lines, footer, trailer); returns once
+  // they are there (out from the first block's offset to the last block's
+  // or filter's trailer, whichever ends later). The executor calls it once per chunk of tables, in
+  // table order, and writes a chunk's files while the next is encoded. Adds its time under
+  // "gpu_encode". Aborted("gpu: encode: ...") on any failure, InvalidArgument for a range or block
+  // outside the job (CheckEncodeJob). An injected kEncode failure strikes the call whose range ends
+  // at the job's last block (with several chunks: after earlier chunks' files were written).
+  // REQUIRES: the last Run returned OK with keep_for_encode over job's arenas, and neither
+  // ReleaseEncodeInput nor a failed EncodeBlocks came since (the CUDA device reuses the arenas'
+  // device copies, the entry arrays and the kept order; Aborted when they are not there). A failed
+  // call releases them as ReleaseEncodeInput does.
   virtual Status EncodeBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
                               uint8_t* out, std::map<std::string, uint64_t>* stage_micros) = 0;
 

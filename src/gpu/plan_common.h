@@ -9,7 +9,7 @@
 // computes, per kept entry and in output order, all the plan reads of it
 // into one dense array (PlanEntry): its sizes, its trailer, the common
 // prefix with the previous kept key, whether that key has the same user
-// key, the XXH64 of its user key for the bloom filter, and OutputSplitter's
+// key, and OutputSplitter's
 // two key comparisons as counts (grandparent files whose largest key is
 // below it, subcompaction boundaries at or below its user key; both lists
 // are ascending, so the splitter's forward scans stop exactly at those
@@ -22,7 +22,6 @@
 #include <cstdint>
 
 #include "gpu/key_sort_common.h"
-#include "gpu/xxh64_common.h"
 
 namespace accelkv {
 namespace gpu {
@@ -32,7 +31,6 @@ inline constexpr uint32_t kPlanSameUserKey = 1;  // PlanEntry::flags
 // What the CPU plan reads of kept entry k (output position k).
 struct PlanEntry {
   uint64_t trailer;   // sequence << 8 | type
-  uint64_t hash;      // Xxh64 of the user key; 0 when not hashing or same user key
   uint32_t key_size;  // the internal key's
   uint32_t value_size;
   uint32_t shared;        // common prefix with kept entry k - 1's internal key (0 for k = 0)
@@ -107,7 +105,7 @@ ACCELKV_HD inline uint32_t CountUserAtOrBelow(const KeyListView& list, const uin
 ACCELKV_HD inline PlanEntry MakePlanEntry(const KeyArrays& keys, const uint32_t* value_size,
                                           const uint32_t* kept, uint64_t k,
                                           const KeyListView& grandparents,
-                                          const KeyListView& boundaries, bool hash) {
+                                          const KeyListView& boundaries) {
   const uint32_t i = kept[k];
   const uint8_t* key = keys.key(i);
   const uint32_t size = keys.key_size[i];
@@ -127,7 +125,6 @@ ACCELKV_HD inline PlanEntry MakePlanEntry(const KeyArrays& keys, const uint32_t*
     p.shared = s;
     if (psize == size && s >= size - 8) p.flags |= kPlanSameUserKey;
   }
-  p.hash = hash && (p.flags & kPlanSameUserKey) == 0 ? Xxh64(key, size - 8) : 0;
   p.grandparents = CountInternalBelow(grandparents, key, size);
   p.boundaries = CountUserAtOrBelow(boundaries, key, size - 8);
   return p;

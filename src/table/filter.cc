@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "table/bloom_probe.h"
 #include "util/coding.h"
 #include "util/hash.h"
 
@@ -9,32 +10,20 @@ namespace accelkv {
 
 namespace {
 
-constexpr uint32_t kLineBytes = kBloomLineBytes;
+static_assert(kBloomLineBytes == kBloomLineBytesOf512);
 constexpr int kMaxProbes = 12;
 
 inline void AddHash(uint64_t h, uint32_t num_lines, int num_probes, char* bits) {
-  const uint32_t h1 = static_cast<uint32_t>(h);
-  uint32_t h2 = static_cast<uint32_t>(h >> 32);
-  const uint64_t line = (uint64_t{h1} * num_lines) >> 32;
-  char* base = bits + line * kLineBytes;
-  for (int j = 0; j < num_probes; ++j) {
-    const uint32_t bit = h2 >> 23;
-    base[bit >> 3] = static_cast<char>(base[bit >> 3] | (1 << (bit & 7)));
-    h2 *= 0x9E3779B9u;
-  }
+  BloomProbes(h, num_lines, num_probes, [bits](uint64_t byte, uint8_t mask) {
+    bits[byte] = static_cast<char>(bits[byte] | mask);
+    return true;
+  });
 }
 
 inline bool MatchHash(uint64_t h, uint32_t num_lines, int num_probes, const char* bits) {
-  const uint32_t h1 = static_cast<uint32_t>(h);
-  uint32_t h2 = static_cast<uint32_t>(h >> 32);
-  const uint64_t line = (uint64_t{h1} * num_lines) >> 32;
-  const char* base = bits + line * kLineBytes;
-  for (int j = 0; j < num_probes; ++j) {
-    const uint32_t bit = h2 >> 23;
-    if ((base[bit >> 3] & (1 << (bit & 7))) == 0) return false;
-    h2 *= 0x9E3779B9u;
-  }
-  return true;
+  return BloomProbes(h, num_lines, num_probes, [bits](uint64_t byte, uint8_t mask) {
+    return (static_cast<uint8_t>(bits[byte]) & mask) != 0;
+  });
 }
 
 }  // namespace
@@ -56,7 +45,7 @@ void FilterBuilder::Finish(std::string* dst) const {
   const uint64_t num_lines = BloomNumLines(hashes_.size(), bits_per_key_);
   const int num_probes = BloomNumProbes(bits_per_key_);
   const size_t start = dst->size();
-  dst->resize(start + num_lines * kLineBytes, '\0');
+  dst->resize(start + num_lines * kBloomLineBytes, '\0');
   char* bits = dst->data() + start;
   for (uint64_t h : hashes_) AddHash(h, static_cast<uint32_t>(num_lines), num_probes, bits);
   dst->push_back(static_cast<char>(num_probes));
@@ -69,7 +58,7 @@ Status FilterReader::Validate(const Slice& contents) {
   const int num_probes = static_cast<unsigned char>(contents[contents.size() - 5]);
   if (num_lines == 0) return Status::Corruption("filter has no lines");
   if (num_probes < 1 || num_probes > kMaxProbes) return Status::Corruption("bad filter probes");
-  if (uint64_t{num_lines} * kLineBytes + 5 != contents.size()) {
+  if (uint64_t{num_lines} * kBloomLineBytes + 5 != contents.size()) {
     return Status::Corruption("filter size does not match num_lines");
   }
   return Status::OK();

@@ -38,10 +38,6 @@ class FilterBuilder {
 
   // Adds a user key; a key byte-equal to the previously added one is skipped.
   void AddKey(const Slice& user_key);
-  // Adds a key by its hash (Hash64 of the user key), for a caller that
-  // hashed the keys itself (the GPU plan) and skips repeated keys itself. A
-  // builder fed by AddKeyHash must not also be fed by AddKey.
-  void AddKeyHash(uint64_t hash) { hashes_.push_back(hash); }
   uint64_t NumKeys() const { return hashes_.size(); }
   // Size Finish() would return now.
   uint64_t EncodedSize() const {

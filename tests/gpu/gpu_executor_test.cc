@@ -167,7 +167,8 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
 // The job shapes the randomized identity test cycles through, so that the
 // outputs hold every case of the block format (docs/FORMAT.md, "Block"):
 // shared prefixes or none, one-entry blocks, fixed and variable key and
-// value widths, and blocks over 64 KiB (4-byte end offsets).
+// value widths, and blocks over 64 KiB (4-byte end offsets); and filter
+// blocks of every size, or none.
 test::GpuJobShape ShapeFor(int iter, Random* rnd, TableOptions* topt) {
   test::GpuJobShape shape;
   shape.l0_files = 1 + static_cast<int>(rnd->Uniform(6));
@@ -175,6 +176,10 @@ test::GpuJobShape ShapeFor(int iter, Random* rnd, TableOptions* topt) {
   shape.entries_per_file = 20 + static_cast<int>(rnd->Uniform(400));
   shape.max_key_size = 1 + static_cast<uint32_t>(rnd->Uniform(100));
   topt->block_size = 1024;
+  // Filters off, or from 1 probe (one line per 512 keys) to 12 probes and
+  // many lines per key (the device builds them: EncodeFilter).
+  static constexpr int kBloomBits[] = {10, 0, 1, 23, 64, 10, 3};
+  topt->bloom_bits_per_key = kBloomBits[(iter / 5) % 7];
   switch (iter % 5) {
     case 0:  // variable keys and values, some values up to 64 KiB
       break;

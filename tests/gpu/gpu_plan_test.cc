@@ -82,9 +82,8 @@ TEST(GpuPlanTest, PlanEntriesMatchBruteForce) {
     const gpu::KeyArrays arrays{Bytes(arena), offset.data(), size.data()};
     const InternalKeyComparator icmp(BytewiseComparator());
     for (uint64_t k = 0; k < kept.size(); ++k) {
-      const bool hash = rnd.OneIn(2);
-      const gpu::PlanEntry e = gpu::MakePlanEntry(arrays, value_size.data(), kept.data(), k,
-                                                  gp.View(), bounds.View(), hash);
+      const gpu::PlanEntry e =
+          gpu::MakePlanEntry(arrays, value_size.data(), kept.data(), k, gp.View(), bounds.View());
       const std::string& key = keys[kept[k]];
       const Slice user = ExtractUserKey(key);
       ASSERT_EQ(key.size(), e.key_size);
@@ -99,7 +98,6 @@ TEST(GpuPlanTest, PlanEntriesMatchBruteForce) {
       }
       ASSERT_EQ(shared, e.shared) << round << " " << k;
       ASSERT_EQ(same, (e.flags & gpu::kPlanSameUserKey) != 0) << round << " " << k;
-      ASSERT_EQ(hash && !same ? Hash64(user.data(), user.size()) : 0, e.hash);
       uint32_t below = 0;
       for (uint32_t g = 0; g < gp.size(); ++g) {
         const Slice largest(reinterpret_cast<const char*>(gp.bytes.data()) + gp.offsets[g],
