@@ -67,6 +67,13 @@ class Planner {
                                   ? spec.table_options.user_comparator
                                   : spec.table_options.comparator;
     comparator_name_ = named->Name();
+    const int bits = spec.table_options.bloom_bits_per_key;
+    // MaxGrowth's filter term: BloomNumLines(n + 1) - BloomNumLines(n) <=
+    // ceil(bits / 512) for n >= 1 (ceil(a + b) <= ceil(a) + ceil(b), and the
+    // max(1, ...) only raises BloomNumLines(n)), 64 bytes a line.
+    growth_fixed_ = 256 + (bits > 0 ? uint64_t{kBloomLineBytes} *
+                                          (static_cast<uint64_t>(bits) / kBloomLineBits + 1)
+                                    : 0);
   }
 
   // Kept entry k (output position k; called for k = 0, 1, ... in order).
@@ -79,12 +86,22 @@ class Planner {
     const uint64_t sequence = e.trailer >> 8;
     const auto type = static_cast<ValueType>(e.trailer & 0xff);
     // The exact estimate only where the O(1) bound reaches the split size
-    // (OutputSplitter::OutputBytes: the decision is the exact one's).
-    const uint64_t current =
-        table_ != nullptr
-            ? splitter_.OutputBytes(EstimatedFileSize(/*bound=*/true),
-                                    [this] { return EstimatedFileSize(/*bound=*/false); })
-            : 0;
+    // (OutputSplitter::OutputBytes: the decision is the exact one's). The
+    // splitter compares current with max_output_file_size only, so while
+    // size_upper_ (>= the bound >= the exact estimate) is below it, passing
+    // it decides the same and the bound need not be computed.
+    uint64_t current = 0;
+    if (table_ != nullptr) {
+      if (size_upper_valid_ && size_upper_ < spec_.compaction->max_output_file_size()) {
+        current = size_upper_;
+      } else {
+        const uint64_t estimate_bound = EstimatedFileSize(/*bound=*/true);
+        size_upper_ = estimate_bound;
+        size_upper_valid_ = true;
+        current = splitter_.OutputBytes(estimate_bound,
+                                        [this] { return EstimatedFileSize(/*bound=*/false); });
+      }
+    }
     if (splitter_.ShouldStopBeforeCounted(same_user_key, e.grandparents, e.boundaries, current) &&
         table_ != nullptr) {
       Status s = FinishTable();
@@ -140,6 +157,8 @@ class Planner {
     p.raw_value_bytes += value_size;
     p.smallest_seqno = std::min(p.smallest_seqno, sequence);
     p.largest_seqno = std::max(p.largest_seqno, sequence);
+    // The bound before the next entry (invalid after StartTable above).
+    if (size_upper_valid_) size_upper_ += MaxGrowth(key_size, value_size);
     return Status::OK();
   }
 
@@ -189,6 +208,32 @@ class Planner {
     return fixed_part_ + TableSizeVariablePart(st);
   }
 
+  // An upper bound of how much EstimatedFileSize(/*bound=*/true) grows from
+  // before an entry (key_size K, value_size V) to before the next one of the
+  // same table. Before every entry but a table's first the open data block
+  // holds the previous entry (key size K'), so the bound is
+  //   TableSizeFixedPart(C, S, K') + offset_ + index.SizeBoundWith(K') +
+  //   SizeBound(data block) + 5 + (filter: FilterContentsSize + 5),
+  // and adding the entry changes its terms by at most:
+  //  - fixed part: PropertiesBlockSize's value bytes grow by K - K' <= K; the
+  //    rest of its layout (names, n = 11) is fixed but for the two end-offset
+  //    arrays, 11 * 2 or 4 bytes each, value_ends present or not (all three
+  //    byte values 8 bytes or not): at most 2 * 11 * 4 = 88 more. <= K + 88.
+  //  - no data block flushed before the entry: the data block's SizeBound
+  //    grows by K + V + 8 and the index's SizeBoundWith by K - K' <= K.
+  //    <= 2K + V + 8.
+  //  - a data block flushed before it: SizeBound(block) + 5 becomes its
+  //    exact size (<= SizeBound: BlockBuilder) + 5 in offset_ plus the new
+  //    block's SizeBound(K, V, 1) + 5 = K + V + 29; the index gains the
+  //    flushed block's entry (K' key bytes, 16-byte handle, 8 bytes of
+  //    bound) while SizeBoundWith's key goes from K' to K: K + 24.
+  //    <= 2K + V + 53.
+  //  - filter: at most one key more, <= 64 * ceil(bits / 512) (growth_fixed_).
+  // Sum: <= 3K + V + 141 + filter; 4K + V + 256 + filter leaves a margin.
+  uint64_t MaxGrowth(uint64_t key_size, uint64_t value_size) const {
+    return 4 * key_size + value_size + growth_fixed_;
+  }
+
   void StartTable() {
     tables_.push_back(std::make_unique<PlannedTable>());
     table_ = tables_.back().get();
@@ -201,6 +246,7 @@ class Planner {
     prefix_next_ = 0;
     next_multiple_ = spec_.table_options.block_size;
     fixed_part_key_size_ = ~uint64_t{0};  // none cached for this table
+    size_upper_valid_ = false;            // Add computes it at the second entry
     ResetBlock();
   }
 
@@ -282,6 +328,7 @@ class Planner {
     }
     out_cursor_ += table_->encoded_bytes();
     table_ = nullptr;
+    size_upper_valid_ = false;
     return Status::OK();
   }
 
@@ -308,6 +355,12 @@ class Planner {
   uint64_t block_first_ = 0;      // its first entry's kept position
   uint64_t block_key_bytes_ = 0;  // its full keys' bytes (SizeBoundWith)
   uint64_t block_value_bytes_ = 0;
+  // An upper bound of EstimatedFileSize(/*bound=*/true) before the next entry
+  // of the open table (Add; valid from its second entry on), and
+  // MaxGrowth's part that does not depend on the entry.
+  uint64_t size_upper_ = 0;
+  bool size_upper_valid_ = false;
+  uint64_t growth_fixed_ = 0;
   uint64_t out_cursor_ = 0;  // end of the planned output
 };
 

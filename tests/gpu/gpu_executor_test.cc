@@ -246,6 +246,49 @@ TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimit) {
   ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
+// The same exact-limit check over the randomized test's table shapes
+// (ShapeFor) and filters of several lines per key: the planner skips the
+// bound while a cached upper bound of it (grown per entry by
+// Planner::MaxGrowth) stays below the limit, so the split must still be
+// decided where each of that growth's terms is largest (a data block flushed
+// before almost every key, 4-byte end offsets, many filter lines per key).
+TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimitForEveryShape) {
+  Random rnd(test::TestSeed());
+  int checked = 0;
+  for (int iter = 0; iter < 45; ++iter) {
+    const test::GpuJobShape shape = ShapeFor(iter, &rnd, &topt_);
+    if (iter >= 35) topt_.bloom_bits_per_key = 600 + static_cast<int>(rnd.Uniform(1200));
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    params.grandparents.clear();  // splits by size only
+    params.subcompaction_boundaries.clear();
+    params.max_output_file_size = 2048 + rnd.Uniform(6144);
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    CompactionJobResult first;
+    std::map<uint64_t, std::string> first_files;
+    ASSERT_TRUE(Run(&cpu_, job, &first, &first_files).ok());
+    if (first.outputs.size() < 2) continue;  // too few entries to split
+    ++checked;
+    const uint64_t f = first.outputs[0].file_size;
+    for (uint64_t limit = f - 2; limit <= f + 2; ++limit) {
+      params.max_output_file_size = limit;
+      job.compaction = std::make_unique<Compaction>(params, &icmp_);
+      const char* mode = (iter + limit) % 2 == 0 ? "device" : "cpu";
+      ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+      SCOPED_TRACE("iteration " + std::to_string(iter) + ", limit " + std::to_string(limit) +
+                   " (first output " + std::to_string(f) + "), encode mode " + mode);
+      CompactionJobResult cpu_result, gpu_result;
+      std::map<uint64_t, std::string> cpu_files, gpu_files;
+      ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+      const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_TRUE(cpu_files == gpu_files);
+    }
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+  EXPECT_LE(20, checked);
+}
+
 // Input files are read and output files written on several threads: a
 // failed read, open, append or sync of any file is the job's error, and
 // every output file created is listed in result->outputs (so the caller
