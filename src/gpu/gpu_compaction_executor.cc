@@ -80,14 +80,17 @@ uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_byt
   // inputs (sizeof(PlanEntry)); rounded up. Encode phase: the output data
   // blocks (each block's prefix and suffixes are at most its keys, so at
   // most the key arena plus the values plus two 4-byte end offsets per
-  // entry and 21 bytes of footer and trailer per block) and the planned
-  // blocks; output blocks are counted like the input's. The larger phase is
-  // what must fit beside what stays.
+  // entry and 21 bytes of footer and trailer per block), the output tables'
+  // filter blocks (at most 8 bytes per key at the database's largest 64
+  // bits per key, plus a line, footer and trailer, 74 bytes, per table: at
+  // most one table per block) and the planned blocks; output blocks are
+  // counted like the input's. The larger phase is what must fit beside what
+  // stays.
   constexpr uint64_t kResidentPerEntry = 32;
   constexpr uint64_t kSortPerEntry = 56 + sizeof(PlanEntry);
   constexpr uint64_t kSlack = 32ull << 20;
   const uint64_t sort = entries * kSortPerEntry + blocks * sizeof(BlockSpan);
-  const uint64_t out = arena_bytes + key_arena_bytes + 8 * entries + 21 * blocks;
+  const uint64_t out = arena_bytes + key_arena_bytes + (8 + 8) * entries + (21 + 74) * blocks;
   const uint64_t encode = out + blocks * sizeof(EncodeBlock);
   return arena_bytes + key_arena_bytes + entries * kResidentPerEntry + std::max(sort, encode) +
          kSlack;
