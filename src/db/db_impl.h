@@ -144,6 +144,10 @@ class DBImpl final : public DB {
   };
   std::deque<ImmutableMemTable> imm_ GUARDED_BY(mu_);
   std::atomic<bool> has_imm_{false};
+  // Whether a waiting writer's yield phase pays off lately (Writer::Await):
+  // a decaying score, raised when a writer was released while yielding and
+  // lowered when it had to block anyway. Relaxed, racy updates: a heuristic.
+  std::atomic<int32_t> writer_yield_credit_{0};
 
   std::unique_ptr<WritableFile> logfile_;
   uint64_t logfile_number_ GUARDED_BY(mu_) = 0;

@@ -17,7 +17,14 @@ namespace accelkv {
 // block on their own mutex and condition variable (RocksDB's AwaitState), so
 // a busy queue hands writes over without a futex sleep and wake-up per
 // writer, which made LevelDB-style group commit slower with 8 writers than
-// with one.
+// with one. The yield phase is adaptive (RocksDB's adaptive yield): it is
+// skipped while it has not been paying off (the DB's yield credit is
+// negative; one wait in 256 still tries it, to notice when it pays again),
+// and cut short after three slow yields (a yield that took over 3 us means
+// other threads had the core: the machine is oversubscribed, and yielding
+// then only burns CPU in sched_yield). Measured on 16 cores with 16 writers
+// (bench/results/2026-11-24-h100-db-writers.md): the fixed 50 us yield loop
+// spent more CPU in the kernel than in user space.
 struct DBImpl::Writer {
   enum State : uint32_t { kWaiting = 0, kBlocked = 1, kLeader = 2, kDone = 3 };
 
@@ -28,19 +35,39 @@ struct DBImpl::Writer {
   std::atomic<uint32_t> state{kWaiting};
   std::mutex mu;  // with cv: only once the writer blocks (state kBlocked)
   std::condition_variable cv;
+  Writer* next_done = nullptr;  // the leader's list of its group's followers
 
-  // Waits until the state is kLeader or kDone and returns it.
-  uint32_t Await() {
+  // Waits until the state is kLeader or kDone and returns it. credit: the
+  // DB's yield credit (see above).
+  uint32_t Await(std::atomic<int32_t>* credit) {
     for (int i = 0; i < 200; ++i) {
       const uint32_t s = state.load(std::memory_order_acquire);
       if (s >= kLeader) return s;
       Pause();
     }
-    const auto start = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - start < std::chrono::microseconds(50)) {
-      std::this_thread::yield();
-      const uint32_t s = state.load(std::memory_order_acquire);
-      if (s >= kLeader) return s;
+    thread_local uint32_t waits = 0;
+    if (credit->load(std::memory_order_relaxed) >= 0 || (++waits & 255u) == 0) {
+      using Clock = std::chrono::steady_clock;
+      const auto start = Clock::now();
+      auto last = start;
+      int slow = 0;
+      bool released = false;
+      uint32_t s = kWaiting;
+      while (last - start < std::chrono::microseconds(100)) {
+        std::this_thread::yield();
+        s = state.load(std::memory_order_acquire);
+        if (s >= kLeader) {
+          released = true;
+          break;
+        }
+        const auto now = Clock::now();
+        if (now - last > std::chrono::microseconds(3) && ++slow >= 3) break;
+        last = now;
+      }
+      // credit <- credit - credit / 1024 +/- 2^17 (RocksDB's constants).
+      const int32_t c = credit->load(std::memory_order_relaxed);
+      credit->store(c - c / 1024 + (released ? 131072 : -131072), std::memory_order_relaxed);
+      if (released) return s;
     }
     std::unique_lock<std::mutex> l(mu);
     uint32_t expected = kWaiting;
@@ -50,10 +77,10 @@ struct DBImpl::Writer {
     return state.load(std::memory_order_acquire);
   }
 
-  // Called by another thread (holding the DB mutex). After it returns the
-  // writer may be gone: nothing of it is touched once the new state is
-  // visible to it, except under its mutex when it blocked (it cannot leave
-  // its wait before that mutex is released).
+  // Called by another thread. After it returns the writer may be gone:
+  // nothing of it is touched once the new state is visible to it, except
+  // under its mutex when it blocked (it cannot leave its wait before that
+  // mutex is released).
   void SetState(uint32_t new_state) {
     uint32_t expected = kWaiting;
     if (state.compare_exchange_strong(expected, new_state, std::memory_order_acq_rel)) return;
@@ -95,7 +122,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
   writers_.push_back(&w);
   if (&w != writers_.front()) {
     lock.unlock();
-    if (w.Await() == Writer::kDone) return w.status;
+    if (w.Await(&writer_yield_credit_) == Writer::kDone) return w.status;
     lock.lock();  // this writer now leads (a finishing leader made it front)
   }
 
@@ -141,12 +168,18 @@ Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
     if (group == &tmp_batch_) tmp_batch_.Clear();
   }
 
+  // Leave the queue, hand the lead to the next writer, and only then, with
+  // mu_ released, tell the group's followers their outcome: waking a
+  // blocked follower is a futex call, and under mu_ those calls held up
+  // the next group (the next leader needs mu_ to start).
+  Writer* done = nullptr;
+  Writer** tail = &done;
   while (true) {
     Writer* ready = writers_.front();
     writers_.pop_front();
     if (ready != &w) {
-      ready->status = status;
-      ready->SetState(Writer::kDone);
+      *tail = ready;
+      tail = &ready->next_done;
     }
     if (ready == last_writer) break;
   }
@@ -154,6 +187,15 @@ Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
     writers_.front()->SetState(Writer::kLeader);
   } else if (shutting_down_.load()) {
     bg_cv_.notify_all();  // Close waits for the queue to drain
+  }
+  lock.unlock();
+  // The followers left the queue but wait for kDone, so they are alive;
+  // each may be gone once its state is set, so read its link first.
+  while (done != nullptr) {
+    Writer* next = done->next_done;
+    done->status = status;
+    done->SetState(Writer::kDone);
+    done = next;
   }
   return status;
 }
