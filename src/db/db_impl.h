@@ -85,6 +85,12 @@ class DBImpl final : public DB {
   Status WriteImpl(const WriteOptions& options, const WriteBatch* batch);
   Status MakeRoomForWrite(bool force, std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
   WriteBatch* BuildBatchGroup(Writer** last_writer) REQUIRES(mu_);
+  // Writes the group led by writers_.front() (MakeRoomForWrite, WAL,
+  // memtable), pops it from the queue and links its writers other than self
+  // into *done with the group's status set. Returns that status.
+  Status WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writer** done) REQUIRES(mu_);
+  // Sets the state of every writer of a list built by WriteGroup to kDone.
+  static void WakeWriters(Writer* done);
   Status SwitchMemtable() REQUIRES(mu_);
 
   // --- read path (db_impl_read.cc) ---
