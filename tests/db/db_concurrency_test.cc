@@ -433,5 +433,35 @@ TEST_F(DBConcurrencyTest, ConcurrentGroupCommitLosesNothing) {
   check();
 }
 
+// A write is visible to its writer as soon as Put returns, also when
+// another thread wrote its group (group commit, and the flat combining of
+// later groups by a finishing leader): the leader publishes the group's
+// sequence before it wakes the group's writers.
+TEST_F(DBConcurrencyTest, WriterReadsItsOwnWriteUnderGroupCommit) {
+  constexpr int kThreads = 12;
+  constexpr int kPerThread = 400;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < kPerThread; i++) {
+        const std::string key = "own" + std::to_string(t) + "-" + test::KeyOf(i, 4);
+        const std::string value = ValueFor(key, static_cast<uint64_t>(i), 30);
+        Status s = db_->Put(WriteOptions(), key, value);
+        if (!s.ok()) {
+          ADD_FAILURE() << S(s);
+          return;
+        }
+        std::string got;
+        s = db_->Get(ReadOptions(), key, &got);
+        if (!s.ok() || got != value) {
+          ADD_FAILURE() << "thread " << t << " write " << i << ": " << S(s);
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 }  // namespace
 }  // namespace accelkv
