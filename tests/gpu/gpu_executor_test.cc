@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -714,6 +715,73 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
   s = encode(0, 1);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_TRUE(encode().IsAborted());
+}
+
+// The filters of a chunk are those of its tables (FiltersOfBlocks), each
+// kept position finds its table's filter (FilterOfKept), and CheckEncodeJob
+// refuses a filter that would make a kernel read or write outside the job.
+TEST(GpuEncodeFilterTest, ChunkSelectionLookupAndChecks) {
+  gpu::EncodeJob job;
+  // Two tables: kept [0, 6) in blocks 0-1, kept [6, 10) in block 2; each
+  // table's filter follows its data blocks.
+  uint64_t offset = 0;
+  auto add_block = [&](uint64_t first, uint32_t n) {
+    gpu::EncodeBlock b{};
+    b.out_offset = offset;
+    b.first = first;
+    b.n = n;
+    b.key_width = 8;
+    b.value_width = 0;
+    b.offset_width = 2;
+    b.key_bytes = 8 * n;
+    job.blocks.push_back(b);
+    offset += gpu::EncodedBlockSize(b) + 5;
+  };
+  auto add_filter = [&](uint64_t first, uint64_t end) {
+    job.filters.push_back(gpu::EncodeFilter{offset, first, end, 1, 6});
+    offset += gpu::EncodedFilterSize(job.filters.back()) + 5;
+  };
+  add_block(0, 3);
+  add_block(3, 3);
+  add_filter(0, 6);
+  add_block(6, 4);
+  add_filter(6, 10);
+  job.out_size = offset;
+  constexpr uint64_t kKept = 10;
+
+  uint64_t f0 = 9, f1 = 9;
+  gpu::FiltersOfBlocks(job, 0, 2, &f0, &f1);
+  EXPECT_EQ(0u, f0);
+  EXPECT_EQ(1u, f1);
+  gpu::FiltersOfBlocks(job, 2, 3, &f0, &f1);
+  EXPECT_EQ(1u, f0);
+  EXPECT_EQ(2u, f1);
+  gpu::FiltersOfBlocks(job, 0, 3, &f0, &f1);
+  EXPECT_EQ(0u, f0);
+  EXPECT_EQ(2u, f1);
+  gpu::FiltersOfBlocks(job, 1, 1, &f0, &f1);  // an empty range
+  EXPECT_EQ(f0, f1);
+  for (uint64_t k = 0; k < kKept; ++k) {
+    EXPECT_EQ(k < 6 ? 0u : 1u, gpu::FilterOfKept(job.filters.data(), 2, k)) << k;
+  }
+  EXPECT_EQ(2u, gpu::FilterOfKept(job.filters.data(), 2, kKept));  // past every table
+
+  EXPECT_TRUE(gpu::CheckEncodeJob(job, 0, 3, kKept).ok());
+  auto refused = [&](const std::function<void(gpu::EncodeFilter*)>& spoil) {
+    gpu::EncodeJob bad = job;
+    spoil(&bad.filters[1]);
+    const Status st = gpu::CheckEncodeJob(bad, 0, 3, kKept);
+    return st.IsInvalidArgument() &&
+           st.ToString().find("filter lies outside the job") != std::string::npos;
+  };
+  EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->num_lines = 0; }));
+  EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->num_probes = 0; }));
+  EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->num_probes = 13; }));
+  EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->end = kKept + 1; }));
+  EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->end = f->first; }));
+  EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->num_lines = 2; }));  // past out_size
+  EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->out_offset = ~uint64_t{0} - 8; }));
+  EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->first = 5; }));  // overlaps filter 0
 }
 
 TEST_P(GpuExecutorTest, PolicyAndNonBytewiseComparator) {
