@@ -34,7 +34,7 @@ inline uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 // properties are props (keys, sequence range, entry and deletion counts).
 FileMetaData OutputFileMeta(uint64_t number, uint64_t file_size, const TableProperties& props);
 
-// Threads for n independent file reads or writes: up to 8, at most the
+// Threads for n independent file reads or writes: up to 16, at most the
 // hardware threads and n (1 runs them on the caller).
 size_t FileThreads(size_t n);
 
