@@ -162,7 +162,7 @@ __global__ void EncodeBlocksKernel(const Crc32cTables* g_tables, EncodeSources s
 __global__ void FilterInitKernel(const EncodeFilter* filters, uint8_t* out) {
   const EncodeFilter f = filters[blockIdx.x];
   uint8_t* bits = out + f.out_offset;
-  const uint64_t size = uint64_t{f.num_lines} * kFilterLineBytes;
+  const uint64_t size = uint64_t{f.num_lines} * kBloomLineBytes;
   for (uint64_t i = threadIdx.x; i < size; i += blockDim.x) bits[i] = 0;
   if (threadIdx.x == 0) WriteFilterFooter(out, f);
 }

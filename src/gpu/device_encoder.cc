@@ -302,7 +302,7 @@ class Planner {
 
   // FilterBuilder::EncodedSize for num_keys keys.
   uint64_t FilterContentsSize(uint64_t num_keys) const {
-    return BloomNumLines(num_keys, spec_.table_options.bloom_bits_per_key) * kBloomLineBytes + 5;
+    return BloomFilterSize(BloomNumLines(num_keys, spec_.table_options.bloom_bits_per_key));
   }
 
   Status FinishTable() {

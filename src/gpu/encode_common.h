@@ -165,17 +165,15 @@ ACCELKV_HD inline void WriteBlockCrc(const uint32_t* table, uint8_t* out, const 
   WriteTrailerCrc(table, out, b.out_offset, EncodedBlockSize(b));
 }
 
-inline constexpr uint64_t kFilterLineBytes = kBloomLineBytesOf512;
-
 // The filter's contents: its lines, num_probes (1 byte), num_lines (fixed32).
 ACCELKV_HD inline uint64_t EncodedFilterSize(const EncodeFilter& f) {
-  return uint64_t{f.num_lines} * kFilterLineBytes + 5;
+  return BloomFilterSize(f.num_lines);
 }
 
 // Writes the filter's footer (num_probes, num_lines) and its trailer's type
 // byte (kNone = 0); the lines are zeroed separately.
 ACCELKV_HD inline void WriteFilterFooter(uint8_t* out, const EncodeFilter& f) {
-  uint8_t* footer = out + f.out_offset + uint64_t{f.num_lines} * kFilterLineBytes;
+  uint8_t* footer = out + f.out_offset + uint64_t{f.num_lines} * kBloomLineBytes;
   footer[0] = static_cast<uint8_t>(f.num_probes);
   StoreFixed32(footer + 1, f.num_lines);
   footer[5] = 0;

@@ -76,7 +76,7 @@ class HostKeySortDevice final : public KeySortDevice {
     for (uint64_t i = first_filter; i < end_filter; ++i) {
       const EncodeFilter& f = job.filters[i];
       uint8_t* bits = out + f.out_offset;
-      std::memset(bits, 0, uint64_t{f.num_lines} * kFilterLineBytes);
+      std::memset(bits, 0, uint64_t{f.num_lines} * kBloomLineBytes);
       WriteFilterFooter(out, f);
       for (uint64_t k = f.first; k < f.end; ++k) {
         uint64_t h = 0;

@@ -1,8 +1,8 @@
-// The bloom filter's probe sequence (docs/FORMAT.md, "Filter block"): which
-// bits of a filter a key's hash sets or tests. One definition for the table
-// code (table/filter.cc: FilterBuilder, FilterReader) and the GPU encoder's
-// filter kernel (src/gpu/encode_common.h), so the device builds filters
-// byte-identical to FilterBuilder's.
+// The bloom filter's geometry and probe sequence (docs/FORMAT.md, "Filter
+// block"): its lines, its size, and which bits a key's hash sets or tests.
+// One definition for the table code (table/filter.h: FilterBuilder,
+// FilterReader) and the GPU encoder's filter kernels (src/gpu/encode_common.h),
+// so the device builds filters byte-identical to FilterBuilder's.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -17,7 +17,23 @@
 
 namespace accelkv {
 
-inline constexpr uint32_t kBloomLineBytesOf512 = 64;
+// A filter line: 512 bits.
+inline constexpr uint32_t kBloomLineBits = 512;
+inline constexpr uint32_t kBloomLineBytes = kBloomLineBits / 8;
+
+// max(1, ceil(num_keys * bits_per_key / 512)). Inline: planners ask for the
+// filter's size after every key.
+ACCELKV_BLOOM_HD inline uint64_t BloomNumLines(uint64_t num_keys, int bits_per_key) {
+  const uint64_t bits = num_keys * static_cast<uint64_t>(bits_per_key);
+  const uint64_t lines = (bits + kBloomLineBits - 1) / kBloomLineBits;
+  return lines > 0 ? lines : 1;
+}
+
+// The filter's contents for num_lines lines: the lines, num_probes (1 byte),
+// num_lines (fixed32).
+ACCELKV_BLOOM_HD inline uint64_t BloomFilterSize(uint64_t num_lines) {
+  return num_lines * kBloomLineBytes + 5;
+}
 
 // Calls visit(byte, mask) for each of the num_probes bits hash h selects in
 // a filter of num_lines 512-bit lines: byte is the bit's byte offset from
@@ -30,7 +46,7 @@ ACCELKV_BLOOM_HD inline bool BloomProbes(uint64_t h, uint32_t num_lines, int num
                                          Visit&& visit) {
   const uint32_t h1 = static_cast<uint32_t>(h);
   uint32_t h2 = static_cast<uint32_t>(h >> 32);
-  const uint64_t base = ((uint64_t{h1} * num_lines) >> 32) * kBloomLineBytesOf512;
+  const uint64_t base = ((uint64_t{h1} * num_lines) >> 32) * kBloomLineBytes;
   for (int j = 0; j < num_probes; ++j) {
     const uint32_t bit = h2 >> 23;
     if (!visit(base + (bit >> 3), static_cast<uint8_t>(1u << (bit & 7)))) return false;

@@ -10,7 +10,6 @@ namespace accelkv {
 
 namespace {
 
-static_assert(kBloomLineBytes == kBloomLineBytesOf512);
 constexpr int kMaxProbes = 12;
 
 inline void AddHash(uint64_t h, uint32_t num_lines, int num_probes, char* bits) {
@@ -58,7 +57,7 @@ Status FilterReader::Validate(const Slice& contents) {
   const int num_probes = static_cast<unsigned char>(contents[contents.size() - 5]);
   if (num_lines == 0) return Status::Corruption("filter has no lines");
   if (num_probes < 1 || num_probes > kMaxProbes) return Status::Corruption("bad filter probes");
-  if (uint64_t{num_lines} * kBloomLineBytes + 5 != contents.size()) {
+  if (BloomFilterSize(num_lines) != contents.size()) {
     return Status::Corruption("filter size does not match num_lines");
   }
   return Status::OK();

@@ -13,23 +13,13 @@
 
 #include "accelkv/slice.h"
 #include "accelkv/status.h"
+#include "table/bloom_probe.h"  // kBloomLineBytes, BloomNumLines, BloomFilterSize
 
 namespace accelkv {
 
 // num_probes for bits_per_key: clamp(floor(bits_per_key * 0.69), 1, 12),
 // computed exactly as (bits_per_key * 69) / 100 in integers.
 int BloomNumProbes(int bits_per_key);
-// A filter line: 512 bits.
-inline constexpr uint32_t kBloomLineBits = 512;
-inline constexpr uint32_t kBloomLineBytes = kBloomLineBits / 8;
-
-// max(1, ceil(num_keys * bits_per_key / 512)). Inline: planners ask for the
-// filter's size after every key.
-inline uint64_t BloomNumLines(uint64_t num_keys, int bits_per_key) {
-  const uint64_t bits = num_keys * static_cast<uint64_t>(bits_per_key);
-  const uint64_t lines = (bits + kBloomLineBits - 1) / kBloomLineBits;
-  return lines > 0 ? lines : 1;
-}
 
 class FilterBuilder {
  public:
@@ -41,7 +31,7 @@ class FilterBuilder {
   uint64_t NumKeys() const { return hashes_.size(); }
   // Size Finish() would return now.
   uint64_t EncodedSize() const {
-    return BloomNumLines(hashes_.size(), bits_per_key_) * kBloomLineBytes + 5;
+    return BloomFilterSize(BloomNumLines(hashes_.size(), bits_per_key_));
   }
   // Appends the filter contents (bits | num_probes | num_lines) to dst.
   void Finish(std::string* dst) const;
