@@ -67,21 +67,32 @@ struct Counters {
   unsigned int duplicate;
 };
 
-// A warp per block, grid-stride (crc32c_device.h): each thread block loads
-// the slicing and shift tables into shared memory once, its warps then
-// checksum block after block; the lowest bad block index via atomicMin.
-__global__ void VerifyKernel(const Crc32cTables* g_tables, const uint8_t* arena,
-                             const BlockSpan* blocks, uint64_t n, Counters* counters) {
-  __shared__ Crc32cTables tables;
-  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+// The warp-per-item kernels' loop (verify, encode, filter CRCs): calls
+// fn(item, lane) for items [0, n), one warp per item, grid-stride, after
+// each thread block loaded the CRC32C slicing and shift tables into shared
+// memory (crc32c_device.h), which fn reads as `tables`.
+template <typename Fn>
+__device__ void ForEachItemPerWarp(const Crc32cTables* g_tables, Crc32cTables* tables, uint64_t n,
+                                   Fn&& fn) {
+  LoadCrc32cTables(tables, g_tables, threadIdx.x, blockDim.x);
   __syncthreads();
   const uint32_t lane = threadIdx.x & 31u;
   const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / 32);
-  for (uint64_t b = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; b < n; b += warps) {
+  for (uint64_t i = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; i < n; i += warps) {
+    fn(i, lane);
+  }
+}
+
+// A warp per block: the block's checksum; the lowest bad block index via
+// atomicMin.
+__global__ void VerifyKernel(const Crc32cTables* g_tables, const uint8_t* arena,
+                             const BlockSpan* blocks, uint64_t n, Counters* counters) {
+  __shared__ Crc32cTables tables;
+  ForEachItemPerWarp(g_tables, &tables, n, [&](uint64_t b, uint32_t lane) {
     if (!WarpBlockChecksumOk(tables, arena, blocks[b], lane) && lane == 0) {
       atomicMin(&counters->bad_block, static_cast<unsigned long long>(b));
     }
-  }
+  });
 }
 
 __global__ void MakeItemsKernel(KeyArrays keys, uint64_t n, SortItem* items) {
@@ -145,17 +156,13 @@ __global__ void PlanKernel(KeyArrays keys, const uint32_t* value_size, const uin
 __global__ void EncodeBlocksKernel(const Crc32cTables* g_tables, EncodeSources src,
                                    const EncodeBlock* blocks, uint64_t nb, uint8_t* out) {
   __shared__ Crc32cTables tables;
-  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
-  __syncthreads();
-  const uint32_t lane = threadIdx.x & 31u;
-  const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / 32);
-  for (uint64_t w = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; w < nb; w += warps) {
+  ForEachItemPerWarp(g_tables, &tables, nb, [&](uint64_t w, uint32_t lane) {
     const EncodeBlock b = blocks[w];
     EncodeBlockEntries(src, b, out, lane, 32);
     if (lane == 0) WriteBlockFooter(out, b);
     __syncwarp();
     WarpWriteBlockCrc(tables, out, b.out_offset, EncodedBlockSize(b), lane);
-  }
+  });
 }
 
 // The filters' lines zeroed and their footers: a thread block per filter.
@@ -193,13 +200,9 @@ __global__ void FilterBitsKernel(EncodeSources src, const EncodeFilter* filters,
 __global__ void FilterCrcKernel(const Crc32cTables* g_tables, const EncodeFilter* filters,
                                 uint64_t nf, uint8_t* out) {
   __shared__ Crc32cTables tables;
-  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
-  __syncthreads();
-  const uint32_t lane = threadIdx.x & 31u;
-  const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / 32);
-  for (uint64_t w = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; w < nf; w += warps) {
+  ForEachItemPerWarp(g_tables, &tables, nf, [&](uint64_t w, uint32_t lane) {
     WarpWriteBlockCrc(tables, out, filters[w].out_offset, EncodedFilterSize(filters[w]), lane);
-  }
+  });
 }
 
 struct LessOp {
