@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "compaction/cpu_compaction_executor.h"
 #include "env/fault_injection_env.h"
@@ -141,6 +142,42 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     return test::RunAndCapture(e, env_.get(), dbname_, topt_, &icmp_, job, result, files);
   }
 
+  // Splits by size only, with max_output_file_size limit0: runs the CPU
+  // executor, then (when it made at least two outputs, first of size F)
+  // both executors with limits F-2..F+2, in the encode modes mode(limit)
+  // gives, expecting the GPU's files to equal the CPU's. Returns whether
+  // the job split at all.
+  bool ExpectSplitsAtTheExactLimit(test::GpuJob* job, uint64_t limit0, const std::string& trace,
+                                   const std::function<std::vector<const char*>(uint64_t)>& modes) {
+    Compaction::Params params = job->compaction->params();
+    params.grandparents.clear();  // splits by size only
+    params.subcompaction_boundaries.clear();
+    params.max_output_file_size = limit0;
+    job->compaction = std::make_unique<Compaction>(params, &icmp_);
+    CompactionJobResult first;
+    std::map<uint64_t, std::string> first_files;
+    EXPECT_TRUE(Run(&cpu_, *job, &first, &first_files).ok());
+    if (first.outputs.size() < 2) return false;
+    const uint64_t f = first.outputs[0].file_size;
+    for (uint64_t limit = f - 2; limit <= f + 2; ++limit) {
+      params.max_output_file_size = limit;
+      job->compaction = std::make_unique<Compaction>(params, &icmp_);
+      for (const char* mode : modes(limit)) {
+        ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+        SCOPED_TRACE(trace + ", limit " + std::to_string(limit) + " (first output " +
+                     std::to_string(f) + "), encode mode " + mode);
+        CompactionJobResult cpu_result, gpu_result;
+        std::map<uint64_t, std::string> cpu_files, gpu_files;
+        EXPECT_TRUE(Run(&cpu_, *job, &cpu_result, &cpu_files).ok());
+        const Status s = Run(gpu_.get(), *job, &gpu_result, &gpu_files);
+        EXPECT_TRUE(s.ok()) << s.ToString();
+        EXPECT_TRUE(cpu_files == gpu_files);
+      }
+    }
+    ::unsetenv("ACCELKV_GPU_ENCODE");
+    return true;
+  }
+
   CompactionJobSpec Spec(const test::GpuJob& job) {
     CompactionJobSpec spec;
     spec.dbname = dbname_;
@@ -218,33 +255,12 @@ TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimit) {
     test::GpuJobShape shape;
     shape.allow_long_values = false;
     test::GpuJob job = NewJob(&rnd, shape);
-    Compaction::Params params = job.compaction->params();
-    params.grandparents.clear();  // splits by size only
-    params.subcompaction_boundaries.clear();
-    params.max_output_file_size = 8192 + rnd.Uniform(8192);
-    job.compaction = std::make_unique<Compaction>(params, &icmp_);
-    CompactionJobResult first;
-    std::map<uint64_t, std::string> first_files;
-    ASSERT_TRUE(Run(&cpu_, job, &first, &first_files).ok());
-    ASSERT_GE(first.outputs.size(), 2u);
-    const uint64_t f = first.outputs[0].file_size;
-    for (uint64_t limit = f - 2; limit <= f + 2; ++limit) {
-      params.max_output_file_size = limit;
-      job.compaction = std::make_unique<Compaction>(params, &icmp_);
-      for (const char* mode : {"device", "cpu"}) {
-        ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
-        SCOPED_TRACE("iteration " + std::to_string(iter) + ", limit " + std::to_string(limit) +
-                     " (first output " + std::to_string(f) + "), encode mode " + mode);
-        CompactionJobResult cpu_result, gpu_result;
-        std::map<uint64_t, std::string> cpu_files, gpu_files;
-        ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
-        const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
-        ASSERT_TRUE(s.ok()) << s.ToString();
-        ASSERT_TRUE(cpu_files == gpu_files);
-      }
-    }
+    EXPECT_TRUE(ExpectSplitsAtTheExactLimit(&job, 8192 + rnd.Uniform(8192),
+                                            "iteration " + std::to_string(iter), [](uint64_t) {
+                                              return std::vector<const char*>{"device", "cpu"};
+                                            }));
+    if (HasFailure()) return;
   }
-  ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
 // The same exact-limit check over the randomized test's table shapes
@@ -260,33 +276,14 @@ TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimitForEveryShape) {
     const test::GpuJobShape shape = ShapeFor(iter, &rnd, &topt_);
     if (iter >= 35) topt_.bloom_bits_per_key = 600 + static_cast<int>(rnd.Uniform(1200));
     test::GpuJob job = NewJob(&rnd, shape);
-    Compaction::Params params = job.compaction->params();
-    params.grandparents.clear();  // splits by size only
-    params.subcompaction_boundaries.clear();
-    params.max_output_file_size = 2048 + rnd.Uniform(6144);
-    job.compaction = std::make_unique<Compaction>(params, &icmp_);
-    CompactionJobResult first;
-    std::map<uint64_t, std::string> first_files;
-    ASSERT_TRUE(Run(&cpu_, job, &first, &first_files).ok());
-    if (first.outputs.size() < 2) continue;  // too few entries to split
-    ++checked;
-    const uint64_t f = first.outputs[0].file_size;
-    for (uint64_t limit = f - 2; limit <= f + 2; ++limit) {
-      params.max_output_file_size = limit;
-      job.compaction = std::make_unique<Compaction>(params, &icmp_);
-      const char* mode = (iter + limit) % 2 == 0 ? "device" : "cpu";
-      ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
-      SCOPED_TRACE("iteration " + std::to_string(iter) + ", limit " + std::to_string(limit) +
-                   " (first output " + std::to_string(f) + "), encode mode " + mode);
-      CompactionJobResult cpu_result, gpu_result;
-      std::map<uint64_t, std::string> cpu_files, gpu_files;
-      ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
-      const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
-      ASSERT_TRUE(s.ok()) << s.ToString();
-      ASSERT_TRUE(cpu_files == gpu_files);
-    }
+    // Jobs with too few entries to split are skipped.
+    checked += ExpectSplitsAtTheExactLimit(
+        &job, 2048 + rnd.Uniform(6144), "iteration " + std::to_string(iter),
+        [iter](uint64_t limit) {
+          return std::vector<const char*>{(iter + limit) % 2 == 0 ? "device" : "cpu"};
+        });
+    if (HasFailure()) return;
   }
-  ::unsetenv("ACCELKV_GPU_ENCODE");
   EXPECT_LE(20, checked);
 }
 
