@@ -1,19 +1,21 @@
 // Device encoding of a GPU compaction job's output tables (docs/GPU.md,
 // "Encode modes"). After the device has ordered and filtered the entries:
 //   plan (CPU)        walk the kept entries' plan inputs (the device's
-//                     dense per-entry sizes, prefixes, hashes and split
-//                     counts: plan_common.h) deciding output
+//                     dense per-entry sizes, prefixes and split counts:
+//                     plan_common.h) deciding output
 //                     files (OutputSplitter over TableBuilder's size estimate)
 //                     and data blocks (the prefix-sum boundary rule) exactly
 //                     as TableBuilder would, each block's layout (shared
 //                     prefix, widths, end-offset width: BlockLayoutTracker);
-//                     gather the table properties and filter hashes;
+//                     gather the table properties and each table's filter
+//                     key count (its filter block's size);
 //   gpu_encode        the device fills the data blocks and their trailers
 //                     from the key arena (keys) and the file arena (values),
-//                     in chunks of whole tables (>= chunk_bytes of data
-//                     blocks each, in table order);
-//   encode (CPU)      filter, properties and index blocks and the footer of
-//                     each table (small: one index entry per data block);
+//                     and each table's filter block (EncodeFilter), in
+//                     chunks of whole tables (>= chunk_bytes of data blocks
+//                     each, in table order);
+//   encode (CPU)      properties and index blocks and the footer of each
+//                     table (small: one index entry per data block);
 //   write (CPU)       each file written from the encoded buffer, fsynced.
 // encode + write of a chunk's tables run on writer threads while the device
 // encodes the next chunk.
