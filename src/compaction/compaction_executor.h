@@ -69,6 +69,21 @@ struct CompactionJobResult {
   uint64_t device_busy_micros = 0;
 };
 
+// Adds the result of one part of a job (a subcompaction range, a chunk) to
+// the job's: outputs appended, counts, bytes, CPU and device time and stage
+// times summed.
+inline void AccumulateJobResult(const CompactionJobResult& part, CompactionJobResult* job) {
+  job->outputs.insert(job->outputs.end(), part.outputs.begin(), part.outputs.end());
+  job->input_entries += part.input_entries;
+  job->output_entries += part.output_entries;
+  job->dropped_entries += part.dropped_entries;
+  job->bytes_read += part.bytes_read;
+  job->bytes_written += part.bytes_written;
+  job->cpu_seconds += part.cpu_seconds;
+  for (const auto& [stage, micros] : part.stage_micros) job->stage_micros[stage] += micros;
+  job->device_busy_micros += part.device_busy_micros;
+}
+
 class CompactionExecutor {
  public:
   virtual ~CompactionExecutor() = default;

@@ -25,17 +25,6 @@ Status CheckBoundaries(const Comparator* ucmp, const std::vector<std::string>& b
   return Status::OK();
 }
 
-// Adds one range's result to the job's.
-void Accumulate(const CompactionJobResult& part, CompactionJobResult* job) {
-  job->outputs.insert(job->outputs.end(), part.outputs.begin(), part.outputs.end());
-  job->input_entries += part.input_entries;
-  job->output_entries += part.output_entries;
-  job->dropped_entries += part.dropped_entries;
-  job->bytes_written += part.bytes_written;
-  job->cpu_seconds += part.cpu_seconds;
-  for (const auto& [stage, micros] : part.stage_micros) job->stage_micros[stage] += micros;
-}
-
 }  // namespace
 
 Status CpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobResult* result) {
@@ -77,7 +66,7 @@ Status CpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   for (std::thread& t : threads) t.join();
 
   for (size_t r = 0; r < ranges; r++) {
-    Accumulate(parts[r], result);
+    AccumulateJobResult(parts[r], result);
     if (s.ok() && !statuses[r].ok() && !jobs[r]->stopped()) s = statuses[r];
   }
   if (s.ok()) {

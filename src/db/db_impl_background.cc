@@ -179,10 +179,31 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
 
   CompactionJobResult result;
   CompactionExecutor* executor = cpu_executor_.get();
-  if (gpu_executor_ != nullptr && gpu_executor_->ShouldOffload(spec)) {
-    executor = gpu_executor_.get();
+  bool needs_chunks = false;
+  if (gpu_executor_ != nullptr) {
+    if (gpu_executor_->ShouldOffload(spec)) {
+      executor = gpu_executor_.get();
+    } else {
+      needs_chunks = gpu_executor_->NeedsChunkBoundaries(spec);
+    }
   }
   lock.unlock();
+  // A job too large for the device runs there in chunks at subcompaction
+  // boundaries read from its inputs' indexes. They become part of the job,
+  // so a fallback to the CPU cuts its output at the same keys. If they
+  // cannot be read, the CPU runs the job as picked (and meets the same
+  // error, if any, as the judge).
+  std::unique_ptr<Compaction> chunked;
+  if (needs_chunks) {
+    std::vector<std::string> boundaries;
+    if (gpu_executor_->ChunkBoundaries(spec, &boundaries).ok()) {
+      Compaction::Params params = c->params();
+      params.subcompaction_boundaries = std::move(boundaries);
+      chunked = std::make_unique<Compaction>(std::move(params), c->internal_comparator());
+      spec.compaction = chunked.get();
+      if (gpu_executor_->ShouldOffload(spec)) executor = gpu_executor_.get();
+    }
+  }
   Status s = executor->Run(spec, &result);
   bool gpu_fell_back = false;
   if (!s.ok() && executor != cpu_executor_.get() && !shutting_down_.load()) {
@@ -230,6 +251,7 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
     lstats.micros += env_->NowMicros() - start;
     ExecutorStats& es = stats_.executors[executor->Name()];
     es.jobs++;
+    if (chunked != nullptr) es.chunked_jobs++;
     es.input_bytes += in0 + in1;
     es.output_bytes += out;
     es.micros += env_->NowMicros() - start;

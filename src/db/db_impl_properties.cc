@@ -105,6 +105,7 @@ std::string DBImpl::StatsString() {
             e.micros / 1e6, e.cpu_seconds);
     // An accelerator's busy time, for the executors that have one.
     if (e.device_busy_micros > 0) AppendF(&out, ", %.2f s device busy", e.device_busy_micros / 1e6);
+    if (e.chunked_jobs > 0) AppendF(&out, ", %" PRIu64 " chunked jobs", e.chunked_jobs);
     out += "\n";
     if (!e.stage_micros.empty()) {
       out += "  stages (s):";
@@ -163,11 +164,11 @@ std::string DBImpl::StatsJson() {
   bool first = true;
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,
-            "%s\"%s\":{\"jobs\":%" PRIu64 ",\"fallbacks\":%" PRIu64 ",\"input_bytes\":%" PRIu64
-            ",\"output_bytes\":%" PRIu64 ",\"micros\":%" PRIu64
+            "%s\"%s\":{\"jobs\":%" PRIu64 ",\"fallbacks\":%" PRIu64 ",\"chunked_jobs\":%" PRIu64
+            ",\"input_bytes\":%" PRIu64 ",\"output_bytes\":%" PRIu64 ",\"micros\":%" PRIu64
             ",\"cpu_seconds\":%.4f,\"device_busy_micros\":%" PRIu64 ",\"stage_micros\":{",
-            first ? "" : ",", name.c_str(), e.jobs, e.fallbacks, e.input_bytes, e.output_bytes,
-            e.micros, e.cpu_seconds, e.device_busy_micros);
+            first ? "" : ",", name.c_str(), e.jobs, e.fallbacks, e.chunked_jobs, e.input_bytes,
+            e.output_bytes, e.micros, e.cpu_seconds, e.device_busy_micros);
     bool first_stage = true;
     for (const auto& [stage, micros] : e.stage_micros) {
       AppendF(&out, "%s\"%s\":%" PRIu64, first_stage ? "" : ",", stage.c_str(), micros);

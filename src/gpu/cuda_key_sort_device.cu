@@ -928,8 +928,9 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   cudaDeviceProp prop;
   std::string name = "cuda";
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) name = std::string("cuda:") + prop.name;
-  const uint64_t budget =
+  uint64_t budget =
       static_cast<uint64_t>(static_cast<double>(free_bytes) * options.device_memory_fraction);
+  if (options.device_memory_limit != 0) budget = std::min(budget, options.device_memory_limit);
   // The CRC32C tables, made once on the host and kept on the device.
   Crc32cTables host_tables;
   InitCrc32cTables(&host_tables);

@@ -8,6 +8,7 @@
 #include "gpu/device_encoder.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/gpu_util.h"
+#include "gpu/job_chunks.h"
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
 #include "gpu/output_assembler.h"
@@ -128,13 +129,18 @@ std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& opt
   if (chunk != nullptr && std::strtoull(chunk, nullptr, 10) > 0) {
     gopts.encode_chunk_bytes = std::strtoull(chunk, nullptr, 10);
   }
+  // Tests and measurements of chunked jobs: the device bytes one job may use.
+  const char* limit = std::getenv("ACCELKV_GPU_MEMORY_LIMIT");
+  if (limit != nullptr) gopts.device_memory_limit = std::strtoull(limit, nullptr, 10);
   std::unique_ptr<GpuCompactionExecutor> executor;
   std::string reason;
   const char* device = std::getenv("ACCELKV_GPU_DEVICE");
   if (device != nullptr && std::strcmp(device, "host") == 0) {
-    constexpr uint64_t kHostBudget = 4ull << 30;
+    uint64_t host_budget = 4ull << 30;
+    if (gopts.device_memory_limit != 0)
+      host_budget = std::min(host_budget, gopts.device_memory_limit);
     executor =
-        std::make_unique<GpuCompactionExecutor>(gopts, gpu::NewHostKeySortDevice(kHostBudget));
+        std::make_unique<GpuCompactionExecutor>(gopts, gpu::NewHostKeySortDevice(host_budget));
   } else {
     executor = GpuCompactionExecutor::Create(gopts, &reason);
   }
@@ -174,6 +180,21 @@ bool GpuCompactionExecutor::healthy() const {
   return NowMicros() >= unhealthy_until_micros_;
 }
 
+bool GpuCompactionExecutor::FitsWhole(const Compaction& c) const {
+  // Every data block holds at least one entry; plus filter and properties
+  // blocks per table. The key arena's size is known only after decode (which
+  // checks the budget again, exactly): estimated here as the input bytes,
+  // an over-estimate unless keys share long block prefixes.
+  const uint64_t bytes = c.TotalInputBytes();
+  const uint64_t entries = JobEntries(c);
+  const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
+  return ChunkFits(bytes, entries, entries + 2 * files);
+}
+
+bool GpuCompactionExecutor::ChunkFits(uint64_t bytes, uint64_t entries, uint64_t blocks) const {
+  return gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, blocks) <= device_->MemoryBudget();
+}
+
 bool GpuCompactionExecutor::ShouldOffload(const CompactionJobSpec& spec) const {
   if (!healthy()) return false;
   if (spec.internal_comparator == nullptr ||
@@ -181,17 +202,38 @@ bool GpuCompactionExecutor::ShouldOffload(const CompactionJobSpec& spec) const {
     return false;
   }
   const Compaction& c = *spec.compaction;
-  const uint64_t bytes = c.TotalInputBytes();
-  if (bytes < options_.min_input_bytes) return false;
-  // Every data block holds at least one entry; plus filter and properties
-  // blocks per table. The key arena's size is known only after decode (which
-  // checks the budget again, exactly): estimated here as the input bytes,
-  // an over-estimate unless keys share long block prefixes.
-  const uint64_t entries = JobEntries(c);
-  const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
-  const uint64_t needed =
-      gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, entries + 2 * files);
-  return needed <= device_->MemoryBudget();
+  if (c.TotalInputBytes() < options_.min_input_bytes) return false;
+  return FitsWhole(c) || !c.subcompaction_boundaries().empty();
+}
+
+bool GpuCompactionExecutor::NeedsChunkBoundaries(const CompactionJobSpec& spec) const {
+  if (!healthy() || spec.internal_comparator == nullptr ||
+      !spec.internal_comparator->user_comparator()->IsBytewise()) {
+    return false;
+  }
+  const Compaction& c = *spec.compaction;
+  return c.TotalInputBytes() >= options_.min_input_bytes && !FitsWhole(c);
+}
+
+Status GpuCompactionExecutor::ChunkBoundaries(const CompactionJobSpec& spec,
+                                              std::vector<std::string>* boundaries) {
+  std::vector<gpu::TableIndex> indexes;
+  double cpu = 0;
+  Status s = gpu::ReadTableIndexes(spec, &indexes, &cpu);
+  if (!s.ok()) return s;
+  // Ranges that need at most half the budget beyond the fixed slack:
+  // chunks group them up to the whole budget, and the exact check at decode
+  // (the key arena's real size, here estimated as the input bytes) has room
+  // to spare.
+  const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
+  const uint64_t budget = device_->MemoryBudget();
+  const uint64_t half = budget > slack ? (budget - slack) / 2 : 0;
+  *boundaries = gpu::ChunkBoundaries(
+      indexes, spec.compaction->subcompaction_boundaries(),
+      [slack, half](uint64_t bytes, uint64_t entries, uint64_t blocks) {
+        return gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, blocks) - slack <= half;
+      });
+  return Status::OK();
 }
 
 const char* GpuCompactionExecutor::DeviceName() const { return device_->Name(); }
@@ -207,7 +249,7 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   std::lock_guard<std::mutex> job(job_mu_);
   *result = CompactionJobResult();
   const double cpu0 = ThreadCpuSeconds();
-  Status s = RunLocked(spec, result);  // adds its helper threads' CPU seconds
+  Status s = RunLocked(spec, result);  // adds its helper threads' CPU seconds; sets last_chunks_
   result->cpu_seconds += ThreadCpuSeconds() - cpu0;
   // The device's stages (docs/GPU.md, "Stats"): copies, kernels and the
   // waits for them.
@@ -222,16 +264,57 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
 
 Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
                                         CompactionJobResult* result) {
+  last_chunks_ = 0;
   if (!spec.internal_comparator->user_comparator()->IsBytewise()) {
     return Status::NotSupported("gpu: the user comparator is not bytewise",
                                 spec.internal_comparator->user_comparator()->Name());
   }
+  if (FitsWhole(*spec.compaction) || spec.compaction->subcompaction_boundaries().empty()) {
+    return RunPart(spec, nullptr, result);  // too large without boundaries: decode says so
+  }
+  return RunChunked(spec, result);
+}
+
+Status GpuCompactionExecutor::RunChunked(const CompactionJobSpec& spec,
+                                         CompactionJobResult* result) {
+  // "index": the input tables' footers and index blocks, and the chunks.
+  auto t = std::chrono::steady_clock::now();
+  std::vector<gpu::TableIndex> indexes;
+  Status s = gpu::ReadTableIndexes(spec, &indexes, &result->cpu_seconds);
+  std::vector<gpu::JobChunk> chunks;
+  if (s.ok()) {
+    s = gpu::PlanJobChunks(
+        indexes, spec.compaction->subcompaction_boundaries(),
+        [this](uint64_t bytes, uint64_t entries, uint64_t blocks) {
+          return ChunkFits(bytes, entries, blocks);
+        },
+        &chunks);
+  }
+  result->stage_micros["index"] += gpu::MicrosSince(t);
+  if (!s.ok()) return s;
+  // One chunk after another, in key order: their outputs follow one another
+  // (each chunk's first key opens a new output: a boundary). On a failure
+  // the earlier chunks' files stay listed in result->outputs.
+  for (const gpu::JobChunk& chunk : chunks) {
+    if (chunk.parts.empty()) continue;  // no input block can hold its keys
+    CompactionJobResult part;
+    s = RunPart(spec, &chunk, &part);
+    AccumulateJobResult(part, result);
+    ++last_chunks_;
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::JobChunk* chunk,
+                                      CompactionJobResult* result) {
   gpu::JobInput& input = *input_;  // reused: its arrays keep their pages
   input.Clear();
   // "read": the wall time until every file is read, its layout validated
   // and its staged copy to the device issued (the copies overlap the reads).
   auto t = std::chrono::steady_clock::now();
-  Status s = gpu::ReadInputTables(spec, device_.get(), &input, &result->cpu_seconds);
+  Status s = gpu::ReadInputTables(spec, device_.get(), chunk ? &chunk->parts : nullptr, &input,
+                                  &result->cpu_seconds);
   result->stage_micros["read"] += gpu::MicrosSince(t);
   if (!s.ok()) return s;
   result->bytes_read = input.keys.arena_size;
@@ -241,11 +324,11 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
   // "gpu_decode" (the keys; the values' places too unless the device
   // encodes, which keeps them there).
   const bool device_encode = UseDeviceEncode(input);
-  s = gpu::DecodeInputTables(spec, device_.get(), &input, /*values_to_host=*/!device_encode,
-                             &result->stage_micros);
+  s = gpu::DecodeInputTables(spec, device_.get(), chunk ? &chunk->range : nullptr, &input,
+                             /*values_to_host=*/!device_encode, &result->stage_micros);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
-  result->input_entries = n;
+  result->input_entries = n - input.out_of_range;
 
   if (device_encode) SetPlanInputs(spec, &input);
   gpu::KeySortOutput& out = *sorted_;  // reused: its kept order keeps its pages
@@ -255,10 +338,10 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
     const gpu::InputTable& table = input.TableAt(b.offset);
     return Status::Corruption("gpu: block checksum mismatch",
                               "table file " + std::to_string(table.number) + " block at offset " +
-                                  std::to_string(b.offset - table.offset));
+                                  std::to_string(b.offset - table.offset + table.file_offset));
   }
   if (!s.ok()) return s;
-  result->dropped_entries = n - out.kept.size();
+  result->dropped_entries = n - input.out_of_range - out.kept.size();
   if (device_encode) {
     s = gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), options_.encode_chunk_bytes,
                                    encode_job_.get(), result);
@@ -310,6 +393,10 @@ void GpuCompactionExecutor::RecordOutcome(const Status& s, const CompactionJobRe
   std::lock_guard<std::mutex> l(stats_mu_);
   if (s.ok()) {
     stats_.jobs++;
+    if (last_chunks_ > 0) {
+      stats_.chunked_jobs++;
+      stats_.chunks += last_chunks_;
+    }
     stats_.input_bytes += result.bytes_read;
     stats_.output_bytes += result.bytes_written;
     stats_.cpu_seconds += result.cpu_seconds;

@@ -20,6 +20,11 @@
 //   -> write (CPU: each output written, fsynced, closed; in device-encode
 //      mode chunk by chunk while the device encodes the next chunk).
 // Output files are byte-identical to the CPU executor's in both modes.
+// A job too large for the device's memory budget runs in chunks: groups of
+// its subcompaction ranges, each reading only the input blocks that can
+// hold its keys (job_chunks.h); ChunkBoundaries gives such a job the
+// boundaries to run with (the caller puts them into the job, so the CPU
+// executor cuts its output at the same keys).
 //
 // Usable with and without CUDA: Create() returns nullptr plus a one-line
 // reason when there is no usable GPU (or no CUDA in the build).
@@ -44,6 +49,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "accelkv/options.h"
 #include "compaction/compaction_executor.h"
@@ -53,6 +59,7 @@ namespace accelkv {
 namespace gpu {
 class KeySortDevice;
 struct EncodeJob;
+struct JobChunk;
 struct JobInput;
 struct KeySortOutput;
 }  // namespace gpu
@@ -77,6 +84,10 @@ struct GpuExecutorOptions {
   uint64_t encode_chunk_bytes = 32ull << 20;
   // Fraction of the device's free memory (at Create) one job may use.
   double device_memory_fraction = 0.5;
+  // When not 0, the most device bytes one job may use (below the
+  // fraction's); larger jobs run in chunks (tests and measurements of
+  // chunked jobs; ACCELKV_GPU_MEMORY_LIMIT in a database).
+  uint64_t device_memory_limit = 0;
   // Consecutive Aborted jobs that mark the GPU unhealthy, and for how long.
   int max_consecutive_failures = 3;
   uint64_t unhealthy_micros = 60ull * 1000 * 1000;
@@ -87,9 +98,11 @@ enum class GpuStage { kNone, kAlloc, kCopyIn, kVerify, kSort, kDedup, kCopyOut, 
 const char* GpuStageName(GpuStage stage);
 
 struct GpuExecutorStats {
-  uint64_t jobs = 0;         // Run calls that completed OK
-  uint64_t failures = 0;     // Run calls that returned Aborted (caller falls back)
-  uint64_t corruptions = 0;  // Run calls that returned Corruption
+  uint64_t jobs = 0;          // Run calls that completed OK
+  uint64_t chunked_jobs = 0;  // of them, run in chunks (too large to run whole)
+  uint64_t chunks = 0;        // the chunks of those jobs
+  uint64_t failures = 0;      // Run calls that returned Aborted (caller falls back)
+  uint64_t corruptions = 0;   // Run calls that returned Corruption
   uint64_t input_bytes = 0;
   uint64_t output_bytes = 0;
   double cpu_seconds = 0;
@@ -116,9 +129,20 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   Status Run(const CompactionJobSpec& spec, CompactionJobResult* result) override;
 
   // The decision policy: the GPU is healthy, the user comparator is
-  // bytewise, the job's input bytes >= min_input_bytes and its estimated
-  // device memory fits the budget.
+  // bytewise, the job's input bytes >= min_input_bytes, and its estimated
+  // device memory fits the budget, or it has subcompaction boundaries to
+  // run in chunks at (Run then groups its ranges into chunks that fit).
   bool ShouldOffload(const CompactionJobSpec& spec) const;
+  // Whether the job passes the policy but for its size: it fits the budget
+  // only in chunks, and needs ChunkBoundaries first.
+  bool NeedsChunkBoundaries(const CompactionJobSpec& spec) const;
+  // Subcompaction boundaries for running the job in chunks that fit the
+  // budget: the job's own plus user keys from its input tables' indexes
+  // (read here: footers and index blocks), cutting ranges that each need
+  // at most half the budget (job_chunks.h). The caller runs the job
+  // with them on either executor (docs/GPU.md, "Chunked jobs"). The read's
+  // error or Corruption when an index cannot be read.
+  Status ChunkBoundaries(const CompactionJobSpec& spec, std::vector<std::string>* boundaries);
   bool healthy() const;
   GpuExecutorStats GetStats() const;
   // The device's name ("host-reference", "cuda:0 NVIDIA H100 ...") and the
@@ -133,6 +157,17 @@ class GpuCompactionExecutor final : public CompactionExecutor {
 
  private:
   Status RunLocked(const CompactionJobSpec& spec, CompactionJobResult* result);
+  // The job in chunks (its boundaries' ranges grouped to fit the budget).
+  Status RunChunked(const CompactionJobSpec& spec, CompactionJobResult* result);
+  // The job whole (chunk null) or one chunk of it.
+  Status RunPart(const CompactionJobSpec& spec, const gpu::JobChunk* chunk,
+                 CompactionJobResult* result);
+  // Whether the job fits the budget whole, estimated from the files'
+  // metadata (decode checks the exact figure).
+  bool FitsWhole(const Compaction& c) const;
+  // Whether a chunk of that many input bytes, entries and data blocks fits
+  // (the key arena estimated as the input bytes).
+  bool ChunkFits(uint64_t bytes, uint64_t entries, uint64_t blocks) const;
   // Device-encode mode for this job (see device_encode_max_avg_value),
   // from the validated data blocks' layouts (after ReadInputTables).
   bool UseDeviceEncode(const gpu::JobInput& input) const;
@@ -152,6 +187,7 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   std::mutex job_mu_;  // one job on the device at a time
   mutable std::mutex stats_mu_;
   GpuExecutorStats stats_;
+  uint64_t last_chunks_ = 0;  // chunks of the job run last (0: run whole); under job_mu_
   int consecutive_failures_ = 0;
   uint64_t unhealthy_until_micros_ = 0;
 };
@@ -163,7 +199,8 @@ class GpuCompactionExecutor final : public CompactionExecutor {
 // ACCELKV_GPU_DEVICE=host the executor runs its stages on the CPU reference
 // device instead of CUDA (tests of the GPU path on machines without a GPU);
 // ACCELKV_GPU_ENCODE_CHUNK_BYTES=N sets encode_chunk_bytes (tests of the
-// chunked encode; measurements).
+// chunked encode; measurements); ACCELKV_GPU_MEMORY_LIMIT=N sets
+// device_memory_limit (tests of chunked jobs; measurements).
 std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& options,
                                                               std::string* status_line);
 

@@ -27,8 +27,9 @@ std::string TableError(uint64_t number, const char* what) {
   return "table file " + std::to_string(number) + ": " + what;
 }
 
-// Reads the whole file into dst (exactly size bytes).
-Status ReadWholeFile(Env* env, const std::string& fname, uint64_t size, uint8_t* dst) {
+// Reads the file's bytes [offset, offset + size) into dst.
+Status ReadFileRange(Env* env, const std::string& fname, uint64_t offset, uint64_t size,
+                     uint8_t* dst) {
   std::unique_ptr<RandomAccessFile> file;
   Status s = env->NewRandomAccessFile(fname, &file);
   if (!s.ok()) return s;
@@ -37,7 +38,7 @@ Status ReadWholeFile(Env* env, const std::string& fname, uint64_t size, uint8_t*
     const size_t n = static_cast<size_t>(std::min(kReadChunk, size - done));
     char* scratch = reinterpret_cast<char*>(dst + done);
     Slice got;
-    s = file->Read(done, n, &got, scratch);
+    s = file->Read(offset + done, n, &got, scratch);
     if (!s.ok()) return s;
     if (got.empty()) return Status::Corruption("truncated table file", fname);
     if (got.data() != scratch) std::memmove(scratch, got.data(), got.size());
@@ -48,11 +49,25 @@ Status ReadWholeFile(Env* env, const std::string& fname, uint64_t size, uint8_t*
 
 // Finds and validates a table's blocks: the index block (CRC checked here),
 // every data block's layout and the spans the device checksums (data,
-// filter, properties), into *out.
+// filter, properties), into *out. A table part (a chunk's) validates only
+// its listed data blocks (DecodeBlocks).
 class TableDecoder {
  public:
   TableDecoder(const uint8_t* arena, const InputTable& t, TableBlocks* out)
       : base_(reinterpret_cast<const char*>(arena + t.offset)), table_(t), out_(out) {}
+
+  // The data blocks of a part read from file offset table_.file_offset.
+  Status DecodeBlocks(const std::vector<BlockHandle>& blocks) {
+    for (const BlockHandle& h : blocks) {
+      if (h.offset < table_.file_offset || h.size > table_.size ||
+          h.offset - table_.file_offset > table_.size - h.size - kBlockTrailerSize) {
+        return Corrupt("data block outside the part read");
+      }
+      Status s = AddDataBlock(h);
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
 
   Status Decode() {
     const uint64_t size = table_.size;
@@ -67,27 +82,12 @@ class TableDecoder {
     s = CheckBlockTrailer(index, static_cast<size_t>(footer.index_handle.size),
                           /*verify_checksum=*/true);
     if (!s.ok()) return Corrupt(s);
-    BlockContents contents;
-    contents.unowned_data = index;
-    contents.size = static_cast<size_t>(footer.index_handle.size);
-    std::unique_ptr<Block> index_block;
-    s = Block::Parse(std::move(contents), &index_block);
+    std::vector<BlockHandle> handles;
+    s = DecodeIndexBlock(index, static_cast<size_t>(footer.index_handle.size), DataEnd(footer),
+                         &handles, nullptr);
     if (!s.ok()) return Corrupt(s);
-    const uint64_t data_end = footer.filter_handle.size != 0 ? footer.filter_handle.offset
-                                                             : footer.properties_handle.offset;
-    for (uint32_t i = 0; i < index_block->num_entries(); ++i) {
-      Slice v = index_block->value(i);
-      if (v.size() != BlockHandle::kEncodedLength) return Corrupt("bad index entry");
-      BlockHandle h;
-      s = h.DecodeFrom(&v);
-      if (!s.ok()) return Corrupt(s);
-      if (h.offset > data_end || h.size > data_end - h.offset ||
-          data_end - h.offset - h.size < kBlockTrailerSize) {
-        return Corrupt("index entry points outside the data blocks");
-      }
-      s = AddDataBlock(h);
-      if (!s.ok()) return s;
-    }
+    s = DecodeBlocks(handles);
+    if (!s.ok()) return s;
     if (footer.filter_handle.size != 0) AddSpan(footer.filter_handle);
     AddSpan(footer.properties_handle);
     return Status::OK();
@@ -102,15 +102,17 @@ class TableDecoder {
   }
 
   void AddSpan(const BlockHandle& h) {
-    out_->spans.push_back(BlockSpan{table_.offset + h.offset, h.size});
+    out_->spans.push_back(BlockSpan{table_.offset + h.offset - table_.file_offset, h.size});
   }
 
+  // REQUIRES: h and its trailer lie inside the part read.
   Status AddDataBlock(const BlockHandle& h) {
-    if (base_[h.offset + h.size] != 0) return Corrupt("unsupported compression");
+    const uint64_t at = h.offset - table_.file_offset;  // in the part
+    if (base_[at + h.size] != 0) return Corrupt("unsupported compression");
     InputDataBlock block;
-    block.offset = table_.offset + h.offset;
+    block.offset = table_.offset + at;
     block.table = table_.number;
-    Status s = Block::Validate(Slice(base_ + h.offset, h.size), &block.layout);
+    Status s = Block::Validate(Slice(base_ + at, h.size), &block.layout);
     if (!s.ok()) return Corrupt(s);
     // Keys of a block are distinct and share the prefix, so at most one
     // suffix is empty: this bounds the key arena by the file bytes' square.
@@ -128,6 +130,41 @@ class TableDecoder {
 };
 
 }  // namespace
+
+uint64_t DataEnd(const Footer& footer) {
+  return footer.filter_handle.size != 0 ? footer.filter_handle.offset
+                                        : footer.properties_handle.offset;
+}
+
+Status DecodeIndexBlock(const char* contents, size_t size, uint64_t data_end,
+                        std::vector<BlockHandle>* handles,
+                        std::vector<std::string>* last_user_keys) {
+  BlockContents borrowed;
+  borrowed.unowned_data = contents;
+  borrowed.size = size;
+  std::unique_ptr<Block> index_block;
+  Status s = Block::Parse(std::move(borrowed), &index_block);
+  if (!s.ok()) return s;
+  std::string scratch;
+  for (uint32_t i = 0; i < index_block->num_entries(); ++i) {
+    Slice v = index_block->value(i);
+    if (v.size() != BlockHandle::kEncodedLength) return Status::Corruption("bad index entry");
+    BlockHandle h;
+    s = h.DecodeFrom(&v);
+    if (!s.ok()) return s;
+    if (h.offset > data_end || h.size > data_end - h.offset ||
+        data_end - h.offset - h.size < kBlockTrailerSize) {
+      return Status::Corruption("index entry points outside the data blocks");
+    }
+    handles->push_back(h);
+    if (last_user_keys != nullptr) {
+      const Slice key = index_block->key(i, &scratch);
+      if (key.size() < kInternalKeyTrailerSize) return Status::Corruption("bad index key");
+      last_user_keys->push_back(ExtractUserKey(key).ToString());
+    }
+  }
+  return Status::OK();
+}
 
 DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& l, uint64_t key_base,
                             uint64_t first_entry) {
@@ -173,14 +210,22 @@ void JobInput::Clear() {
   decode.blocks.clear();
 }
 
-Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
+Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
+                       const std::vector<TablePart>* parts, JobInput* input,
                        double* helper_cpu_seconds) {
   const Compaction* c = spec.compaction;
   uint64_t total = 0;
-  for (int which = 0; which < 2; ++which) {
-    for (const FileMetaPtr& f : c->inputs(which)) {
-      input->tables.push_back(InputTable{f->number, total, f->file_size});
-      total += f->file_size;
+  if (parts == nullptr) {
+    for (int which = 0; which < 2; ++which) {
+      for (const FileMetaPtr& f : c->inputs(which)) {
+        input->tables.push_back(InputTable{f->number, total, f->file_size, 0});
+        total += f->file_size;
+      }
+    }
+  } else {
+    for (const TablePart& p : *parts) {
+      input->tables.push_back(InputTable{p.number, total, p.size, p.file_offset});
+      total += p.size;
     }
   }
   uint8_t* arena = nullptr;
@@ -199,8 +244,8 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
   input->table_blocks.resize(nt);
   *helper_cpu_seconds += ParallelFor(nt, FileThreads(nt), [&](size_t i) {
     const InputTable& t = input->tables[i];
-    status[i] =
-        ReadWholeFile(spec.env, TableFileName(spec.dbname, t.number), t.size, arena + t.offset);
+    status[i] = ReadFileRange(spec.env, TableFileName(spec.dbname, t.number), t.file_offset, t.size,
+                              arena + t.offset);
     if (!status[i].ok()) return;
     {
       std::lock_guard<std::mutex> l(stage_mu);
@@ -208,7 +253,8 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
       if (staging) staging = device->StageRange(t.offset, t.size).ok();
     }
     TableBlocks& found = input->table_blocks[i];
-    found.status = TableDecoder(arena, t, &found).Decode();
+    TableDecoder decoder(arena, t, &found);
+    found.status = parts == nullptr ? decoder.Decode() : decoder.DecodeBlocks((*parts)[i].blocks);
   });
   for (const Status& st : status) {
     if (!st.ok()) {
@@ -219,8 +265,36 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
   return Status::OK();
 }
 
-Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
-                         bool values_to_host, std::map<std::string, uint64_t>* stage_micros) {
+namespace {
+
+// Sets kFlagOutOfRange on the entries whose user key is outside range;
+// returns their count. Keys ascend within a block, so a block whose first
+// and last keys are inside has every key inside.
+uint64_t MarkOutOfRange(const UserKeyRange& range, JobInput* input) {
+  KeySortInput& keys = input->keys;
+  auto user_key = [&keys](uint64_t i) {
+    return Slice(reinterpret_cast<const char*>(keys.key_arena + keys.key_offset[i]),
+                 keys.key_size[i] - kInternalKeyTrailerSize);
+  };
+  uint64_t count = 0;
+  for (const DecodeBlock& b : input->decode.blocks) {
+    const uint64_t end = b.first_entry + b.n;
+    if (range.Contains(user_key(b.first_entry)) && range.Contains(user_key(end - 1))) continue;
+    for (uint64_t i = b.first_entry; i < end; ++i) {
+      if (!range.Contains(user_key(i))) {
+        keys.flags[i] |= kFlagOutOfRange;
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
+Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
+                         const UserKeyRange* range, JobInput* input, bool values_to_host,
+                         std::map<std::string, uint64_t>* stage_micros) {
   auto t = std::chrono::steady_clock::now();
   // Every return before DecodeKeys (which takes the staging over) frees the
   // staged device arena.
@@ -258,8 +332,9 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
   const uint64_t needed =
       KeySortDevice::BytesNeeded(keys.arena_size, key_bytes, entries, keys.blocks.size());
   if (needed > device->MemoryBudget()) {
-    return Status::Aborted("gpu: alloc: job needs more device memory than the budget",
-                           std::to_string(needed) + " > " + std::to_string(device->MemoryBudget()));
+    return Status::NotSupported(
+        "gpu: the job needs more device memory than the budget",
+        std::to_string(needed) + " > " + std::to_string(device->MemoryBudget()));
   }
   uint8_t* key_arena = nullptr;
   Status s = device->HostKeyArena(std::max<uint64_t>(key_bytes, 1), &key_arena);
@@ -312,6 +387,7 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, J
       }
     }
   }
+  if (range != nullptr) input->out_of_range = MarkOutOfRange(*range, input);
   (*stage_micros)["decode"] += MicrosSince(t);
   return Status::OK();
 }

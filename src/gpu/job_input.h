@@ -25,6 +25,7 @@
 #include "compaction/compaction_executor.h"
 #include "gpu/key_sort_device.h"
 #include "table/block_builder.h"
+#include "table/format.h"
 
 namespace accelkv {
 namespace gpu {
@@ -33,6 +34,30 @@ struct InputTable {
   uint64_t number = 0;
   uint64_t offset = 0;  // in the arena
   uint64_t size = 0;
+  uint64_t file_offset = 0;  // of its first byte in the file (0: read whole)
+};
+
+// Part of an input table read for one chunk of a job too large for the
+// device (job_chunks.h): a contiguous run of its data blocks, validated
+// against the table's index block by ReadTableIndexes.
+struct TablePart {
+  uint64_t number = 0;
+  uint64_t file_offset = 0;         // the first block's offset in the file
+  uint64_t size = 0;                // through the last block's trailer
+  std::vector<BlockHandle> blocks;  // file offsets, ascending, inside the part
+};
+
+// A chunk's user-key range [lo, hi); without lo from the job's first key,
+// without hi to its last.
+struct UserKeyRange {
+  bool has_lo = false;
+  bool has_hi = false;
+  std::string lo;
+  std::string hi;
+  bool Contains(const Slice& user_key) const {
+    return (!has_lo || user_key.compare(Slice(lo)) >= 0) &&
+           (!has_hi || user_key.compare(Slice(hi)) < 0);
+  }
 };
 
 // A data block of an input table, validated.
@@ -58,6 +83,9 @@ struct JobInput {
   std::vector<uint64_t> value_offset;       // per entry, into the file arena
   std::vector<uint32_t> value_size;
   DecodeInput decode;  // the data blocks with entries, for KeySortDevice::DecodeKeys
+  // Entries outside the chunk's key range (kFlagOutOfRange), set by
+  // DecodeInputTables; 0 for a job read whole.
+  uint64_t out_of_range = 0;
 
   // The table holding arena offset `offset` (REQUIRES: inside some table).
   const InputTable& TableAt(uint64_t offset) const;
@@ -75,6 +103,18 @@ struct JobInput {
 DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& layout, uint64_t key_base,
                             uint64_t first_entry);
 
+// The end of a table's data blocks: where its filter block, or else its
+// properties block, begins.
+uint64_t DataEnd(const Footer& footer);
+
+// Decodes an index block's contents (trailer checked by the caller): each
+// entry's block handle, which must lie inside [0, data_end) with its
+// trailer, and, when last_user_keys is not null, the user key of its
+// internal key (the block's last key). Corruption for malformed bytes.
+Status DecodeIndexBlock(const char* contents, size_t size, uint64_t data_end,
+                        std::vector<BlockHandle>* handles,
+                        std::vector<std::string>* last_user_keys);
+
 // Reads every input file of spec.compaction (level inputs, then
 // output-level inputs) into device->HostArena, on up to FileThreads
 // threads, and stages the file arena on the device as the files come in:
@@ -87,7 +127,11 @@ DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& layout, uint64_t
 // left for DecodeInputTables to return, a staging failure leaves the
 // upload to DecodeKeys. Adds the helper threads' CPU seconds to
 // *helper_cpu_seconds.
-Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
+// With parts (a chunk of a larger job), only those byte ranges are read,
+// in their order, and only their data blocks are validated and later
+// checksummed (the filter and properties blocks are not read).
+Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
+                       const std::vector<TablePart>* parts, JobInput* input,
                        double* helper_cpu_seconds);
 
 // Decodes the tables read by ReadInputTables: their validated blocks in
@@ -96,13 +140,17 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device, Job
 // arena (device->HostKeyArena), then the device materializes every key and
 // fills the entry arrays (DecodeKeys, which finds the file arena staged);
 // keys.flags and keys.snapshots last. values_to_host false: value_offset
-// and value_size may stay empty (DecodeOutput::values_to_host). Aborted("gpu: alloc: ...") when the
-// job needs more device memory than the budget
-// (KeySortDevice::BytesNeeded), which is known only once the key arena's
-// size is. Every return before DecodeKeys cancels the staging. Adds the
-// CPU's time under "decode".
-Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device, JobInput* input,
-                         bool values_to_host, std::map<std::string, uint64_t>* stage_micros);
+// and value_size may stay empty (DecodeOutput::values_to_host).
+// NotSupported (not a device failure) when the job needs more device
+// memory than the budget (KeySortDevice::BytesNeeded), which is known only
+// once the key arena's size is. Every return before DecodeKeys cancels the staging. Adds the
+// CPU's time under "decode". With range (a chunk), entries whose user key
+// lies outside it get kFlagOutOfRange and are counted in
+// input->out_of_range (only the blocks whose first or last key is outside
+// are looked into: keys are sorted within a block).
+Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
+                         const UserKeyRange* range, JobInput* input, bool values_to_host,
+                         std::map<std::string, uint64_t>* stage_micros);
 
 }  // namespace gpu
 }  // namespace accelkv

@@ -40,8 +40,12 @@ struct BlockSpan {
 
 // Entry i's internal key is key_arena[key_offset[i], key_offset[i] +
 // key_size[i]), key_size[i] >= 8; flags[i] & kFlagBaseLevel: IsBaseLevelForKey holds for
-// its user key (only computed for tombstones).
+// its user key (only computed for tombstones); flags[i] & kFlagOutOfRange:
+// its user key lies outside the key range of the chunk being compacted (a
+// chunked job reads whole blocks, so the blocks at a chunk's edges hold
+// keys of the neighbouring chunks): never kept, never counted as dropped.
 inline constexpr uint8_t kFlagBaseLevel = 1;
+inline constexpr uint8_t kFlagOutOfRange = 2;
 
 // The entry a sort item stands for, with its 8-byte key prefix cached.
 struct SortItem {
@@ -166,6 +170,10 @@ ACCELKV_HD inline bool KeepSortedEntry(const KeyArrays& keys, const uint8_t* fla
                                        const SortItem* sorted, uint64_t pos,
                                        const uint64_t* snapshots, uint32_t num_snapshots) {
   const uint32_t i = sorted[pos].index;
+  // Out-of-range entries sort before or after the chunk's (ranges are cut
+  // on user keys), so an in-range entry's predecessor out of range has
+  // another user key, as if the entry came first.
+  if ((flags[i] & kFlagOutOfRange) != 0) return false;
   const uint64_t t = keys.trailer(i);
   const uint64_t seq = t >> 8;
   const uint64_t stripe = StripeOf(snapshots, num_snapshots, seq);

@@ -20,6 +20,7 @@
 #include "accelkv/write_batch.h"
 #include "db/db_test_util.h"
 #include "gpu/gpu_executor.h"
+#include "gpu/key_sort_device.h"
 #include "testutil/test_util.h"
 
 namespace accelkv {
@@ -116,6 +117,30 @@ TEST_F(DBGpuTest, ForcedCompactionsRunOnTheGpuAndMatchTheModel) {
   // The device worked on those jobs (the host reference device reports its
   // stages as the GPU does).
   EXPECT_GT(GpuExecutorCounter(db.get(), "device_busy_micros"), 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  ASSERT_TRUE(DB::Open(GpuOptions(), dbname, &db).ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+}
+
+// A device budget below what the compactions need whole: they run on the
+// GPU in chunks at boundaries from their inputs' indexes (docs/GPU.md,
+// "Chunked jobs"), lose nothing, and are counted as chunked.
+TEST_F(DBGpuTest, JobsLargerThanTheDeviceBudgetRunInChunks) {
+  const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
+  ::setenv("ACCELKV_GPU_MEMORY_LIMIT", std::to_string(slack + (256 << 10)).c_str(), 1);
+  const std::string dbname = tmp_.File("db");
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(GpuOptions(), dbname, &db);
+  ::unsetenv("ACCELKV_GPU_MEMORY_LIMIT");
+  ASSERT_TRUE(s.ok()) << S(s);
+  ASSERT_NO_FATAL_FAILURE(Load(db.get(), test::TestSeed(), 30000, 6000));
+  EXPECT_GT(GpuExecutorCounter(db.get(), "chunked_jobs"), 0u);
+  EXPECT_EQ(0u, GpuExecutorCounter(db.get(), "fallbacks"));
+  std::string stats;
+  ASSERT_TRUE(db->GetProperty("accelkv.stats", &stats));
+  EXPECT_NE(std::string::npos, stats.find("chunked jobs")) << stats;
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
   ASSERT_TRUE(db->Close().ok());
   db.reset();
