@@ -34,6 +34,11 @@ class RandomAccessFile {
   // file's own memory (a memory-mapped file), which stays valid while the file
   // object lives. Fewer than n bytes only at end of file.
   virtual Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const = 0;
+  // A hint that [offset, offset + n) will be read soon, so that the file
+  // system can start reading it in the background (RocksDB's Prefetch; the
+  // POSIX Env: posix_fadvise WILLNEED). Returns at once. OK promises
+  // nothing about the bytes; the default does nothing.
+  virtual Status Prefetch(uint64_t /*offset*/, size_t /*n*/) const { return Status::OK(); }
 };
 
 // A file written sequentially. Appended data is durable only after Sync().

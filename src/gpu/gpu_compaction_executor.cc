@@ -4,6 +4,8 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <system_error>
+#include <thread>
 
 #include "gpu/device_encoder.h"
 #include "gpu/gpu_executor.h"
@@ -294,11 +296,23 @@ Status GpuCompactionExecutor::RunChunked(const CompactionJobSpec& spec,
   if (!s.ok()) return s;
   // One chunk after another, in key order: their outputs follow one another
   // (each chunk's first key opens a new output: a boundary). On a failure
-  // the earlier chunks' files stay listed in result->outputs.
-  for (const gpu::JobChunk& chunk : chunks) {
-    if (chunk.parts.empty()) continue;  // no input block can hold its keys
+  // the earlier chunks' files stay listed in result->outputs. While a chunk
+  // runs, a helper thread asks the file system to read the next one's
+  // parts (PrefetchChunk), so its reads from disk overlap this chunk's
+  // device work and writes.
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks[i].parts.empty()) continue;  // no input block can hold its keys
+    std::thread prefetch;
+    if (i + 1 < chunks.size()) {
+      try {
+        prefetch = std::thread([&spec, &next = chunks[i + 1]] { gpu::PrefetchChunk(spec, next); });
+      } catch (const std::system_error&) {
+        // no thread: no prefetch
+      }
+    }
     CompactionJobResult part;
-    s = RunPart(spec, &chunk, &part);
+    s = RunPart(spec, &chunks[i], &part);
+    if (prefetch.joinable()) prefetch.join();
     AccumulateJobResult(part, result);
     ++last_chunks_;
     if (!s.ok()) return s;

@@ -148,6 +148,15 @@ Status ReadTableIndexes(const CompactionJobSpec& spec, std::vector<TableIndex>* 
   return Status::OK();
 }
 
+void PrefetchChunk(const CompactionJobSpec& spec, const JobChunk& chunk) {
+  for (const TablePart& p : chunk.parts) {
+    std::unique_ptr<RandomAccessFile> file;
+    if (spec.env->NewRandomAccessFile(TableFileName(spec.dbname, p.number), &file).ok()) {
+      (void)file->Prefetch(p.file_offset, static_cast<size_t>(p.size));
+    }
+  }
+}
+
 Status PlanJobChunks(const std::vector<TableIndex>& indexes,
                      const std::vector<std::string>& boundaries, const ChunkFits& fits,
                      std::vector<JobChunk>* chunks) {

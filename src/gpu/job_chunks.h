@@ -45,6 +45,12 @@ struct TableIndex {
 Status ReadTableIndexes(const CompactionJobSpec& spec, std::vector<TableIndex>* indexes,
                         double* helper_cpu_seconds);
 
+// Hints the file system to start reading the chunk's parts
+// (RandomAccessFile::Prefetch), so that a chunk's reads from disk overlap
+// the work on the chunk before it. Errors are ignored: a hint.
+struct JobChunk;
+void PrefetchChunk(const CompactionJobSpec& spec, const JobChunk& chunk);
+
 // One chunk: a run of consecutive subcompaction ranges as one key range,
 // and the part of each input table that can hold its keys.
 struct JobChunk {

@@ -41,6 +41,33 @@ class PosixRandomAccessFileTest : public testing::Test {
   test::TempDir dir_;
 };
 
+// Prefetch (posix_fadvise on a descriptor, madvise on a mapping from the
+// page holding the offset) accepts any range, unaligned or past the end, and
+// reads after it return the file's bytes.
+TEST_F(PosixRandomAccessFileTest, PrefetchAcceptsAnyRangeOfBothKinds) {
+  Random rnd(test::TestSeed());
+  const std::string data = test::RandomString(&rnd, 3 * 4096 + 123);
+  const std::string fname = Write("prefetch", data);
+  for (bool use_mmap : {false, true}) {
+    SCOPED_TRACE(use_mmap ? "mmap" : "pread");
+    MmapLimiter limiter(1);
+    bool mapped = false;
+    std::unique_ptr<RandomAccessFile> f = Open(fname, use_mmap, &limiter, &mapped);
+    ASSERT_NE(nullptr, f);
+    EXPECT_EQ(use_mmap, mapped);
+    for (uint64_t offset : {0ull, 1ull, 4095ull, 4097ull, 12000ull, 20000ull}) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{5000}, size_t{1} << 20}) {
+        Status s = f->Prefetch(offset, n);
+        EXPECT_TRUE(s.ok()) << offset << "+" << n << ": " << s.ToString();
+      }
+    }
+    std::string scratch(data.size(), '\0');
+    Slice r;
+    ASSERT_TRUE(f->Read(0, data.size(), &r, scratch.data()).ok());
+    EXPECT_EQ(data, r.ToString());
+  }
+}
+
 TEST_F(PosixRandomAccessFileTest, LimiterHandsOutAtMostItsSlots) {
   MmapLimiter limiter(2);
   EXPECT_TRUE(limiter.Acquire());
