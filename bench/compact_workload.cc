@@ -417,6 +417,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
     r.executor = name;
     std::unique_ptr<accelkv::CompactionExecutor> owned;
     accelkv::CompactionExecutor* executor = nullptr;
+    accelkv::GpuCompactionExecutor* gpu_executor = nullptr;
     bool reuse_reference = false;
     if (name == "cpu") {
       r.device = "cpu";
@@ -437,6 +438,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
           r.skipped = "the job does not fit the device budget of " +
                       std::to_string(gpu->MemoryBudget() >> 20) + " MiB";
         } else {
+          gpu_executor = gpu.get();
           owned = std::move(gpu);
           executor = owned.get();
         }
@@ -453,7 +455,9 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
         if (name == "gpu" && flags.compact_warmup) {
           s = RunOnce(executor, *job, place, &jr, &files, &seconds, &cpu_sec, &drop);
         }
+        const uint64_t chunks_before = gpu_executor ? gpu_executor->GetStats().chunks : 0;
         if (s.ok()) s = RunOnce(executor, *job, place, &jr, &files, &seconds, &cpu_sec, &drop);
+        if (gpu_executor != nullptr) r.gpu_chunks = gpu_executor->GetStats().chunks - chunks_before;
       }
       FillMeasured(jr, files, seconds, cpu_sec, drop, &r);
       if (place.disk && !drop.dropped && !flags.quiet) {
@@ -508,6 +512,7 @@ std::string CompactResultToJson(const CompactResult& r) {
   j.Add("cpu_sec", r.cpu_sec)
       .Add("executor_cpu_sec", r.executor_cpu_sec)
       .Add("device_busy_us", r.device_busy_us)
+      .Add("gpu_chunks", r.gpu_chunks)
       .Add("cpu_sec_per_gb", r.cpu_sec_per_gb);
   JsonLine stages;
   for (const auto& [stage, us] : r.stage_us) stages.Add(stage, us);

@@ -44,12 +44,16 @@ struct CompactResult {
   uint64_t output_bytes = 0;
   uint64_t output_entries = 0;
   uint64_t dropped_entries = 0;
-  double seconds = 0;                        // wall time of the executor's Run
-  double input_gb_per_sec = 0;               // input bytes / 1e9 / seconds
-  double output_gb_per_sec = 0;              // output bytes / 1e9 / seconds
-  double cpu_sec = 0;                        // process CPU (all threads) over the Run
-  double executor_cpu_sec = 0;               // what the executor reports (its threads)
-  uint64_t device_busy_us = 0;               // the accelerator's time (GPU executor)
+  double seconds = 0;            // wall time of the executor's Run
+  double input_gb_per_sec = 0;   // input bytes / 1e9 / seconds
+  double output_gb_per_sec = 0;  // output bytes / 1e9 / seconds
+  double cpu_sec = 0;            // process CPU (all threads) over the Run
+  double executor_cpu_sec = 0;   // what the executor reports (its threads)
+  uint64_t device_busy_us = 0;   // the accelerator's time (GPU executor)
+  // GPU executor: the chunks the measured run took (0: run whole; a job
+  // above the device budget, e.g. with ACCELKV_GPU_MEMORY_LIMIT, runs in
+  // chunks: docs/GPU.md).
+  uint64_t gpu_chunks = 0;
   double cpu_sec_per_gb = 0;                 // cpu_sec per 1e9 input bytes
   std::map<std::string, uint64_t> stage_us;  // the executor's stage_micros
   bool verified = false;                     // output identical to the verified reference
