@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/gpu_util.h"
@@ -394,12 +396,137 @@ std::string TableTail(PlannedTable* t) {
   return tail;
 }
 
+// The files of one EncodeOutputsOnDevice call: numbers taken in table
+// order at construction; each released table's tail (filter, properties,
+// index, footer) built and its file written, fsynced and closed on writer
+// threads (OrderedWorkers) while the caller goes on; Finish joins them and
+// reports into the result. Deferred (PendingWrites), Finish comes later,
+// after other work overlapped the writes.
+class TableWrites final : public PendingWrites {
+ public:
+  TableWrites(const CompactionJobSpec& spec, std::vector<std::unique_ptr<PlannedTable>> tables,
+              const uint8_t* out, size_t helpers, CompactionJobResult* result)
+      : spec_(spec),
+        tables_(std::move(tables)),
+        out_(out),
+        result_(result),
+        numbers_(tables_.size()),
+        written_(tables_.size()),
+        helpers_(helpers) {
+    for (uint64_t& n : numbers_) n = spec.new_file_number();
+    workers_ = std::make_unique<OrderedWorkers>(helpers, [this](size_t i) { Write(i); });
+  }
+  ~TableWrites() override {
+    if (!finished_) (void)Finish();
+  }
+
+  // Hands tables [0, end) to the writers.
+  void Release(size_t end) {
+    if (released_ == 0 && end > 0) first_release_ = std::chrono::steady_clock::now();
+    released_ = end;
+    workers_->Release(end);
+  }
+  bool write_failed() const { return write_failed_.load(); }
+  // The device has encoded its last chunk (or failed: encode_status).
+  void EncodeDone(const Status& encode_status) {
+    encode_status_ = encode_status;
+    encoded_ = std::chrono::steady_clock::now();
+  }
+
+  // Stage times: "gpu_encode" is the device's (counted by the caller); the
+  // writes that ran while other work went on (the device encoding later
+  // chunks; deferred, the next chunk of a job) are "write_overlapped" (wall,
+  // from the first release to the start of Finish: not on the job's
+  // critical path); the wall time Finish waits is split into "encode" (the
+  // threads' tail building after its start, summed, over their number) and
+  // "write".
+  Status Finish() override {
+    finished_ = true;
+    const auto wait_start = std::max(std::chrono::steady_clock::now(), encoded_);
+    result_->cpu_seconds += workers_->Close();
+    const uint64_t tail_wall = MicrosSince(wait_start);
+    std::chrono::steady_clock::duration tails{0};
+    for (size_t i = 0; i < released_; ++i) {
+      const Written& w = written_[i];
+      if (w.tail_end > wait_start) tails += w.tail_end - std::max(w.tail_start, wait_start);
+    }
+    const uint64_t tail_micros =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(tails).count());
+    const uint64_t encode_wall = std::min(tail_wall, tail_micros / (helpers_ + 1));
+    result_->stage_micros["encode"] += encode_wall;
+    result_->stage_micros["write"] += tail_wall - encode_wall;
+    if (released_ > 0) {
+      result_->stage_micros["write_overlapped"] += static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(wait_start - first_release_)
+              .count());
+    }
+    for (size_t i = 0; i < released_; ++i) {
+      if (written_[i].created) result_->outputs.push_back(written_[i].meta);
+    }
+    for (size_t i = 0; i < released_; ++i) {
+      if (!written_[i].status.ok()) return written_[i].status;
+    }
+    if (!encode_status_.ok()) return encode_status_;
+    for (const Written& w : written_) {
+      result_->bytes_written += w.meta.file_size;
+      result_->output_entries += w.meta.num_entries;
+    }
+    return Status::OK();
+  }
+
+ private:
+  struct Written {
+    Status status;
+    bool created = false;
+    FileMetaData meta;
+    std::chrono::steady_clock::time_point tail_start;  // its tail's build
+    std::chrono::steady_clock::time_point tail_end;
+  };
+
+  void Write(size_t i) {
+    PlannedTable* table = tables_[i].get();
+    Written& w = written_[i];
+    w.tail_start = std::chrono::steady_clock::now();
+    const std::string tail = TableTail(table);
+    w.tail_end = std::chrono::steady_clock::now();
+    w.meta = OutputFileMeta(numbers_[i], table->encoded_bytes() + tail.size(), table->props);
+    std::unique_ptr<WritableFile> file;
+    w.status = spec_.env->NewWritableFile(TableFileName(spec_.dbname, numbers_[i]), &file);
+    if (w.status.ok()) {
+      w.created = true;
+      w.status = file->Append(
+          Slice(reinterpret_cast<const char*>(out_) + table->out_offset, table->encoded_bytes()));
+      if (w.status.ok()) w.status = file->Append(tail);
+      if (w.status.ok()) w.status = file->Sync();
+      const Status close = file->Close();
+      if (w.status.ok()) w.status = close;
+    }
+    if (!w.status.ok()) write_failed_.store(true);
+  }
+
+  const CompactionJobSpec& spec_;
+  const std::vector<std::unique_ptr<PlannedTable>> tables_;
+  const uint8_t* const out_;
+  CompactionJobResult* const result_;
+  std::vector<uint64_t> numbers_;
+  std::vector<Written> written_;
+  const size_t helpers_;
+  std::unique_ptr<OrderedWorkers> workers_;
+  std::atomic<bool> write_failed_{false};
+  size_t released_ = 0;  // tables handed to the writers
+  std::chrono::steady_clock::time_point first_release_;
+  std::chrono::steady_clock::time_point encoded_;
+  Status encode_status_;
+  bool finished_ = false;
+};
+
 }  // namespace
 
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, KeySortDevice* device,
                              uint64_t chunk_bytes, EncodeJob* scratch,
-                             CompactionJobResult* result) {
+                             const std::function<Status()>& before_output,
+                             std::unique_ptr<PendingWrites>* defer, CompactionJobResult* result) {
   if (spec.table_options.block_size == 0 ||
       spec.table_options.compression != CompressionType::kNone) {
     return Status::NotSupported("gpu: encode: table options the device encoder does not take");
@@ -469,8 +596,10 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   }
   result->stage_micros["plan"] += MicrosSince(t);
 
+  Status s = before_output ? before_output() : Status::OK();
+  if (!s.ok()) return s;
   uint8_t* out = nullptr;
-  Status s = device->HostOutput(job.out_size, &out);
+  s = device->HostOutput(job.out_size, &out);
   if (!s.ok()) return s;
 
   // Chunks of whole tables in table order, each of at least chunk_bytes of
@@ -487,6 +616,8 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     }
   }
   if (chunk_end.empty()) chunk_end.push_back(0);
+  std::vector<std::pair<uint64_t, uint64_t>> job_tables;  // each table's blocks [first, end)
+  for (const auto& table : tables) job_tables.emplace_back(table->first_block, table->end_block);
 
   // Each chunk is encoded on the device, then its tables' tails (filter,
   // properties, index, footer) are built and their files written, fsynced
@@ -496,94 +627,29 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   // fails, also a failed encode of a later chunk (the caller removes them);
   // the first failure in table order among the written tables is returned,
   // else the encode's. A write failure stops the encoding of later chunks.
-  std::vector<uint64_t> numbers(nt);
-  for (size_t i = 0; i < nt; ++i) numbers[i] = spec.new_file_number();
-  struct Written {
-    Status status;
-    bool created = false;
-    FileMetaData meta;
-    std::chrono::steady_clock::time_point tail_start;  // its tail's build
-    std::chrono::steady_clock::time_point tail_end;
-  };
-  std::vector<Written> written(nt);
-  std::atomic<bool> write_failed{false};
-  auto write = [&](size_t i) {
-    PlannedTable* table = tables[i].get();
-    Written& w = written[i];
-    w.tail_start = std::chrono::steady_clock::now();
-    const std::string tail = TableTail(table);
-    w.tail_end = std::chrono::steady_clock::now();
-    w.meta = OutputFileMeta(numbers[i], table->encoded_bytes() + tail.size(), table->props);
-    std::unique_ptr<WritableFile> file;
-    w.status = spec.env->NewWritableFile(TableFileName(spec.dbname, numbers[i]), &file);
-    if (w.status.ok()) {
-      w.created = true;
-      w.status = file->Append(
-          Slice(reinterpret_cast<const char*>(out) + table->out_offset, table->encoded_bytes()));
-      if (w.status.ok()) w.status = file->Append(tail);
-      if (w.status.ok()) w.status = file->Sync();
-      const Status close = file->Close();
-      if (w.status.ok()) w.status = close;
-    }
-    if (!w.status.ok()) write_failed.store(true);
-  };
   // The caller encodes while the helpers write; it joins them for what is
-  // left after the last chunk. With several chunks at least one helper, so
-  // writes overlap the device.
+  // left after the last chunk. With several chunks, or writes deferred past
+  // the return, at least one helper, so writes overlap other work.
   const size_t threads = FileThreads(nt);
-  const size_t helpers = std::max<size_t>(threads - 1, chunk_end.size() > 1 ? 1 : 0);
-  OrderedWorkers writers(helpers, write);
+  const size_t helpers =
+      std::max<size_t>(threads - 1, chunk_end.size() > 1 || defer != nullptr ? 1 : 0);
+  auto writes = std::make_unique<TableWrites>(spec, std::move(tables), out, helpers, result);
   Status encode_status;
-  size_t released = 0;  // tables handed to the writers
-  auto first_release = std::chrono::steady_clock::now();
-  for (size_t c = 0; c < chunk_end.size() && !write_failed.load(); ++c) {
+  for (size_t c = 0; c < chunk_end.size() && !writes->write_failed(); ++c) {
     const size_t first_table = c == 0 ? 0 : chunk_end[c - 1];
-    const uint64_t first_block = first_table < nt ? tables[first_table]->first_block : 0;
-    const uint64_t end_block = chunk_end[c] > 0 ? tables[chunk_end[c] - 1]->end_block : 0;
+    const uint64_t first_block = first_table < nt ? job_tables[first_table].first : 0;
+    const uint64_t end_block = chunk_end[c] > 0 ? job_tables[chunk_end[c] - 1].second : 0;
     encode_status = device->EncodeBlocks(job, first_block, end_block, out, &result->stage_micros);
     if (!encode_status.ok()) break;
-    if (c == 0) first_release = std::chrono::steady_clock::now();
-    released = chunk_end[c];
-    writers.Release(released);
+    writes->Release(chunk_end[c]);
   }
   device->ReleaseEncodeInput();
-  const auto encoded = std::chrono::steady_clock::now();
-  result->cpu_seconds += writers.Close();
-
-  // Stage times: "gpu_encode" is the device's (every chunk); the writes
-  // that ran while the device encoded later chunks are "write_overlapped"
-  // (wall, from the first chunk's release to the last chunk's encode: not
-  // on the job's critical path); the wall time after the last chunk's
-  // encode until the last file is closed is split into "encode" (the
-  // threads' tail building after that point, summed, over their number)
-  // and "write".
-  const uint64_t tail_wall = MicrosSince(encoded);
-  std::chrono::steady_clock::duration tails{0};
-  for (size_t i = 0; i < released; ++i) {
-    const Written& w = written[i];
-    if (w.tail_end > encoded) tails += w.tail_end - std::max(w.tail_start, encoded);
+  writes->EncodeDone(encode_status);
+  if (defer != nullptr && encode_status.ok() && !writes->write_failed()) {
+    *defer = std::move(writes);
+    return Status::OK();
   }
-  const uint64_t tail_micros =
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(tails).count());
-  const uint64_t encode_wall = std::min(tail_wall, tail_micros / (helpers + 1));
-  result->stage_micros["encode"] += encode_wall;
-  result->stage_micros["write"] += tail_wall - encode_wall;
-  if (released > 0) {
-    result->stage_micros["write_overlapped"] += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(encoded - first_release).count());
-  }
-  for (size_t i = 0; i < released; ++i) {
-    if (written[i].created) result->outputs.push_back(written[i].meta);
-  }
-  for (size_t i = 0; i < released; ++i) {
-    if (!written[i].status.ok()) return written[i].status;
-  }
-  if (!encode_status.ok()) return encode_status;
-  for (const Written& w : written) {
-    result->bytes_written += w.meta.file_size;
-    result->output_entries += w.meta.num_entries;
-  }
-  return Status::OK();
+  return writes->Finish();
 }
 
 }  // namespace gpu

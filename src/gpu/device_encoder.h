@@ -31,6 +31,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "accelkv/status.h"
@@ -41,6 +43,21 @@
 namespace accelkv {
 namespace gpu {
 
+// The writes of an EncodeOutputsOnDevice call still running when it
+// returned (the call deferred them: a chunked job overlaps them with the
+// next chunk's work). Finish must come before the host output buffer is
+// used again (the next call's before_output) and before the job ends; the
+// destructor finishes writes not finished.
+class PendingWrites {
+ public:
+  virtual ~PendingWrites() = default;
+  // Joins the writer threads and adds the files (outputs in table order,
+  // bytes and entries written), the write stage times and the writers' CPU
+  // seconds to the result given to the call; the first failure in table
+  // order, else OK. Call once.
+  virtual Status Finish() = 0;
+};
+
 // Writes the output tables of the entries sorted.kept (indices into
 // input's entry arrays, in output order) from the device's plan inputs
 // (sorted.plan, from a Run with keep_for_encode). *job is scratch, reused
@@ -48,9 +65,16 @@ namespace gpu {
 // bytes per device encode call (GpuExecutorOptions::encode_chunk_bytes).
 // Calls device->ReleaseEncodeInput() once the last chunk is encoded or
 // failed (not when it returns before the first: the caller releases).
+// before_output (may be empty) runs after the plan, before the host output
+// buffer is taken (a chunked job finishes the previous chunk's writes
+// there); its failure is returned. With defer not null, writes still
+// running after the last chunk's encode are handed to *defer and the call
+// returns OK; the files and the rest of the result come with Finish.
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, KeySortDevice* device,
-                             uint64_t chunk_bytes, EncodeJob* job, CompactionJobResult* result);
+                             uint64_t chunk_bytes, EncodeJob* job,
+                             const std::function<Status()>& before_output,
+                             std::unique_ptr<PendingWrites>* defer, CompactionJobResult* result);
 
 }  // namespace gpu
 }  // namespace accelkv

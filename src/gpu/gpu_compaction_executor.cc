@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -272,7 +273,8 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
                                 spec.internal_comparator->user_comparator()->Name());
   }
   if (FitsWhole(*spec.compaction) || spec.compaction->subcompaction_boundaries().empty()) {
-    return RunPart(spec, nullptr, result);  // too large without boundaries: decode says so
+    // Too large without boundaries: decode says so.
+    return RunPart(spec, nullptr, nullptr, nullptr, result);
   }
   return RunChunked(spec, result);
 }
@@ -295,12 +297,27 @@ Status GpuCompactionExecutor::RunChunked(const CompactionJobSpec& spec,
   result->stage_micros["index"] += gpu::MicrosSince(t);
   if (!s.ok()) return s;
   // One chunk after another, in key order: their outputs follow one another
-  // (each chunk's first key opens a new output: a boundary). On a failure
-  // the earlier chunks' files stay listed in result->outputs. While a chunk
-  // runs, a helper thread asks the file system to read the next one's
-  // parts (PrefetchChunk), so its reads from disk overlap this chunk's
-  // device work and writes.
-  for (size_t i = 0; i < chunks.size(); ++i) {
+  // (each chunk's first key opens a new output: a boundary). Overlaps:
+  // while a chunk runs, a helper thread asks the file system to read the
+  // next one's parts (PrefetchChunk), and a chunk's files are still being
+  // written (deferred PendingWrites) while the next chunk is read, decoded,
+  // sorted and planned, up to the point where it needs the host output
+  // buffer (before_output finishes them). A chunk's result is added to the
+  // job's once its files are written, in chunk order; on a failure every
+  // created file stays listed in result->outputs.
+  std::vector<CompactionJobResult> parts(chunks.size());
+  std::unique_ptr<gpu::PendingWrites> pending;  // an earlier chunk's writes
+  size_t pending_chunk = 0;
+  Status pending_status;
+  const std::function<Status()> finish_pending = [&]() {
+    if (pending != nullptr) {
+      pending_status = pending->Finish();
+      pending.reset();
+      AccumulateJobResult(parts[pending_chunk], result);
+    }
+    return pending_status;
+  };
+  for (size_t i = 0; i < chunks.size() && s.ok(); ++i) {
     if (chunks[i].parts.empty()) continue;  // no input block can hold its keys
     std::thread prefetch;
     if (i + 1 < chunks.size()) {
@@ -310,17 +327,28 @@ Status GpuCompactionExecutor::RunChunked(const CompactionJobSpec& spec,
         // no thread: no prefetch
       }
     }
-    CompactionJobResult part;
-    s = RunPart(spec, &chunks[i], &part);
+    std::unique_ptr<gpu::PendingWrites> writes;
+    s = RunPart(spec, &chunks[i], finish_pending, &writes, &parts[i]);
     if (prefetch.joinable()) prefetch.join();
-    AccumulateJobResult(part, result);
     ++last_chunks_;
-    if (!s.ok()) return s;
+    // Before_output finished the earlier writes unless this chunk failed
+    // before it got there.
+    const Status earlier = finish_pending();
+    if (s.ok()) s = earlier;
+    if (writes != nullptr) {
+      pending = std::move(writes);
+      pending_chunk = i;
+    } else {
+      AccumulateJobResult(parts[i], result);
+    }
   }
-  return Status::OK();
+  const Status last = finish_pending();
+  return s.ok() ? last : s;
 }
 
 Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::JobChunk* chunk,
+                                      const std::function<Status()>& before_output,
+                                      std::unique_ptr<gpu::PendingWrites>* defer,
                                       CompactionJobResult* result) {
   gpu::JobInput& input = *input_;  // reused: its arrays keep their pages
   input.Clear();
@@ -358,12 +386,16 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   result->dropped_entries = n - input.out_of_range - out.kept.size();
   if (device_encode) {
     s = gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), options_.encode_chunk_bytes,
-                                   encode_job_.get(), result);
+                                   encode_job_.get(), before_output, defer, result);
     device_->ReleaseEncodeInput();  // also when the plan failed before any chunk
     return s;
   }
   if (gpu::InjectedFailure() == GpuStage::kEncode) {
     return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
+  }
+  if (before_output) {
+    s = before_output();
+    if (!s.ok()) return s;
   }
   return gpu::AssembleOutputs(spec, input, out.kept, result);
 }

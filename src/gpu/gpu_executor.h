@@ -45,6 +45,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,7 @@ class KeySortDevice;
 struct EncodeJob;
 struct JobChunk;
 struct JobInput;
+class PendingWrites;
 struct KeySortOutput;
 }  // namespace gpu
 
@@ -159,9 +161,13 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   Status RunLocked(const CompactionJobSpec& spec, CompactionJobResult* result);
   // The job in chunks (its boundaries' ranges grouped to fit the budget).
   Status RunChunked(const CompactionJobSpec& spec, CompactionJobResult* result);
-  // The job whole (chunk null) or one chunk of it.
+  // The job whole (chunk null) or one chunk of it. before_output (may be
+  // empty) runs before the encode takes the host output buffer; with defer
+  // not null the files' writes may still run on return (*defer, see
+  // EncodeOutputsOnDevice).
   Status RunPart(const CompactionJobSpec& spec, const gpu::JobChunk* chunk,
-                 CompactionJobResult* result);
+                 const std::function<Status()>& before_output,
+                 std::unique_ptr<gpu::PendingWrites>* defer, CompactionJobResult* result);
   // Whether the job fits the budget whole, estimated from the files'
   // metadata (decode checks the exact figure).
   bool FitsWhole(const Compaction& c) const;

@@ -220,6 +220,24 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     EXPECT_EQ(cpu_result.bytes_written, gpu_result.bytes_written);
   }
 
+  // Sets the device budget to 1/divisor of what the job needs whole (above
+  // the fixed slack) and gives the job the boundaries ChunkBoundaries picks
+  // for it, so that it runs in chunks.
+  void MakeChunked(test::GpuJob* job, uint64_t divisor) {
+    const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
+    const Compaction& c = *job->compaction;
+    const uint64_t bytes = c.TotalInputBytes();
+    const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
+    const uint64_t whole = gpu::KeySortDevice::BytesNeeded(bytes, bytes, job->input_entries,
+                                                           job->input_entries + 2 * files);
+    budget_ = slack + (whole - slack) / divisor;
+    std::vector<std::string> bounds;
+    ASSERT_TRUE(gpu_->ChunkBoundaries(Spec(*job), &bounds).ok());
+    Compaction::Params params = c.params();
+    params.subcompaction_boundaries = bounds;
+    job->compaction = std::make_unique<Compaction>(params, &icmp_);
+  }
+
   CompactionJobSpec Spec(const test::GpuJob& job) {
     CompactionJobSpec spec;
     spec.dbname = dbname_;
@@ -367,6 +385,63 @@ TEST_P(GpuExecutorTest, FileErrorsOnAnyThreadListEveryCreatedOutput) {
     EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
   }
   ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
+// A chunked job: its chunks' files are still being written while the next
+// chunk is read and sorted (deferred writes). A read, open, write or sync
+// failure in any chunk (also one that strikes an earlier chunk's deferred
+// writes, or a later chunk's reads while they run) fails the job with
+// every created file listed, so nothing is left behind.
+TEST_P(GpuExecutorTest, ChunkedJobFileErrorsListEveryCreatedOutput) {
+  FaultInjectionEnv faults(env_.get());
+  Random rnd(test::TestSeed());
+  const FaultKind kinds[] = {FaultKind::kRead, FaultKind::kOpenReadable, FaultKind::kWrite,
+                             FaultKind::kSync, FaultKind::kOpenWritable};
+  int iter = 0;
+  for (FaultKind kind : kinds) {
+    for (int where = 0; where < 2; ++where) {
+      const char* mode = iter++ % 2 == 0 ? "device" : "cpu";
+      ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+      test::GpuJobShape shape;
+      shape.l0_files = 4;
+      shape.allow_long_values = false;
+      test::GpuJob job = NewJob(&rnd, shape);
+      Compaction::Params params = job.compaction->params();
+      params.max_output_file_size = 8192;  // several outputs per chunk
+      job.compaction = std::make_unique<Compaction>(params, &icmp_);
+      ASSERT_NO_FATAL_FAILURE(MakeChunked(&job, 4));
+      // A clean run counts the job's operations of this kind; the fault
+      // then strikes in the middle of the job or near its end (a later
+      // chunk, while an earlier chunk's writes may still run).
+      CompactionJobSpec spec = Spec(job);
+      spec.env = &faults;
+      uint64_t next = 1000;
+      spec.new_file_number = [&next] { return next++; };
+      const uint64_t ops0 = faults.OpCount(kind);
+      CompactionJobResult clean;
+      ASSERT_TRUE(gpu_->Run(spec, &clean).ok());
+      const int64_t ops = static_cast<int64_t>(faults.OpCount(kind) - ops0);
+      for (const FileMetaData& f : clean.outputs) {
+        ASSERT_TRUE(env_->RemoveFile(TableFileName(dbname_, f.number)).ok());
+      }
+      ASSERT_LT(2, ops) << FaultKindName(kind);
+      const int64_t after = where == 0 ? ops / 2 : ops - 2;
+      SCOPED_TRACE(std::string(FaultKindName(kind)) + " after " + std::to_string(after) + " of " +
+                   std::to_string(ops) + ", encode mode " + mode);
+      faults.SetFailure(kind, after, /*one_shot=*/false);
+      CompactionJobResult result;
+      next = 1000;
+      const Status s = gpu_->Run(spec, &result);
+      faults.ClearFailures();
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      for (const FileMetaData& f : result.outputs) {
+        EXPECT_TRUE(env_->RemoveFile(TableFileName(dbname_, f.number)).ok()) << f.number;
+      }
+      EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));  // every created file listed
+    }
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+  budget_ = 0;
 }
 
 // The file arena is staged on the device as the files are read. A read
@@ -941,18 +1016,7 @@ TEST_P(GpuExecutorTest, ChunkedJobFailureListsEveryCreatedFile) {
   test::GpuJobShape shape;
   shape.allow_long_values = false;
   test::GpuJob job = NewJob(&rnd, shape);
-  const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
-  const Compaction& c = *job.compaction;
-  const uint64_t bytes = c.TotalInputBytes();
-  budget_ = slack + (gpu::KeySortDevice::BytesNeeded(bytes, bytes, job.input_entries,
-                                                     job.input_entries + 12) -
-                     slack) /
-                        4;
-  std::vector<std::string> bounds;
-  ASSERT_TRUE(gpu_->ChunkBoundaries(Spec(job), &bounds).ok());
-  Compaction::Params params = c.params();
-  params.subcompaction_boundaries = bounds;
-  job.compaction = std::make_unique<Compaction>(params, &icmp_);
+  ASSERT_NO_FATAL_FAILURE(MakeChunked(&job, 4));
   CompactionJobResult result;
   std::map<uint64_t, std::string> files;
   ASSERT_TRUE(Run(gpu_.get(), job, &result, &files).ok());
