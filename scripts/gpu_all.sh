@@ -173,11 +173,20 @@ elif [ -x "$BENCH_BIN" ]; then
   }
   dd_buffered=$(dd_run conv=fdatasync)
   dd_direct=$(dd_run oflag=direct conv=fdatasync)
+  # The read side too (a compaction reads more than it writes): the file
+  # written and synced, the page cache dropped, read back with O_DIRECT.
+  LC_ALL=C dd if=/dev/zero of="$DISK_DIR/dd.bin" bs=8M count="$dd_count" conv=fdatasync 2>/dev/null
+  sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+  dd_read=$(LC_ALL=C dd if="$DISK_DIR/dd.bin" of=/dev/null bs=8M iflag=direct 2>&1 | tail -n 1)
+  rm -f "$DISK_DIR/dd.bin"
   echo "dd conv=fdatasync:              $dd_buffered"
   echo "dd oflag=direct conv=fdatasync: $dd_direct"
-  python3 - "$DISK_DIR" "$fs_type" "$dd_buffered" "$dd_direct" >"$OUT/dd.json" <<'PY' || rc=1
+  echo "dd read iflag=direct:           $dd_read"
+  python3 - "$DISK_DIR" "$fs_type" "$dd_buffered" "$dd_direct" "$dd_read" >"$OUT/dd.json" <<'PY' || rc=1
 import json, re, sys
 d, fs, lines = sys.argv[1], sys.argv[2], {"fdatasync": sys.argv[3], "direct": sys.argv[4]}
+m = re.match(r"(\d+) bytes .* copied, ([0-9.eE+-]+) s", sys.argv[5])
+read_gbs = int(m.group(1)) / 1e9 / float(m.group(2)) if m and float(m.group(2)) > 0 else None
 row = {"workload": "dd", "dir": d, "fs_type": fs, "bs": "8M"}
 rates = []
 for k, line in lines.items():
@@ -188,6 +197,8 @@ for k, line in lines.items():
     if gbs:
         rates.append(gbs)
 row["dd_gb_per_sec"] = max(rates) if rates else None
+row["read_direct_line"] = sys.argv[5]
+row["read_direct_gb_per_sec"] = read_gbs
 print(json.dumps(row))
 sys.exit(0 if rates else 1)
 PY
