@@ -70,6 +70,18 @@ struct RandomAccessFileOptions {
   bool use_mmap_reads = false;
 };
 
+// How a WritableFile is opened (the part of RocksDB's EnvOptions that
+// applies to writes).
+struct WritableFileOptions {
+  // Write with direct I/O where the Env can (PosixEnv: O_DIRECT, falling back
+  // to buffered writes on a file system that refuses it): bytes go to the
+  // device without a copy into the page cache, and without one at all for
+  // data handed to Append at a 4 KiB-aligned address while the file's size
+  // is a multiple of 4 KiB. The file holds exactly the bytes appended either
+  // way; they are not in the page cache afterwards. Default false.
+  bool use_direct_writes = false;
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -91,6 +103,13 @@ class Env {
   // Creates or truncates fname.
   virtual Status NewWritableFile(const std::string& fname,
                                  std::unique_ptr<WritableFile>* result) = 0;
+  // As above, with options. The default ignores them (Envs without direct
+  // I/O, such as the in-memory one).
+  virtual Status NewWritableFile(const std::string& fname, const WritableFileOptions& options,
+                                 std::unique_ptr<WritableFile>* result) {
+    (void)options;
+    return NewWritableFile(fname, result);
+  }
   // Opens fname for appending, creating it if it does not exist.
   virtual Status NewAppendableFile(const std::string& fname,
                                    std::unique_ptr<WritableFile>* result) = 0;

@@ -90,6 +90,14 @@ struct Options {
   // reading thread instead of returning IOError; set false to get a Status
   // for every media error (RocksDB's default).
   bool allow_mmap_reads = true;
+  // Write the table files of flushes and compactions with direct I/O
+  // (O_DIRECT where the file system takes it; RocksDB's option of this name):
+  // no copy into the page cache, so less CPU per byte written (the GPU
+  // compaction executor writes its outputs from its pinned buffer with no
+  // copy at all), and new tables do not push other data out of the page
+  // cache; reads of a new table then come from the disk. The WAL and the
+  // MANIFEST stay buffered. Default false.
+  bool use_direct_io_for_flush_and_compaction = false;
 
   // --- Levels and compaction ---
   // Number of levels. Default 7 (RocksDB, LevelDB).

@@ -19,7 +19,9 @@ Status BuildTable(const std::string& dbname, Env* env, const TableOptions& optio
 
   const std::string fname = TableFileName(dbname, meta->number);
   std::unique_ptr<WritableFile> file;
-  Status s = env->NewWritableFile(fname, &file);
+  WritableFileOptions file_options;
+  file_options.use_direct_writes = options.use_direct_writes;
+  Status s = env->NewWritableFile(fname, file_options, &file);
   if (!s.ok()) return s;
 
   TableBuilder builder(options, file.get());

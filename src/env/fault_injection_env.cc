@@ -336,15 +336,22 @@ Status FaultInjectionEnv::NewRandomAccessFile(const std::string& fname,
 
 Status FaultInjectionEnv::NewWritableFile(const std::string& fname,
                                           std::unique_ptr<WritableFile>* result) {
-  return OpenWritable(fname, /*append=*/false, result);
+  return OpenWritable(fname, /*append=*/false, WritableFileOptions(), result);
+}
+
+Status FaultInjectionEnv::NewWritableFile(const std::string& fname,
+                                          const WritableFileOptions& options,
+                                          std::unique_ptr<WritableFile>* result) {
+  return OpenWritable(fname, /*append=*/false, options, result);
 }
 
 Status FaultInjectionEnv::NewAppendableFile(const std::string& fname,
                                             std::unique_ptr<WritableFile>* result) {
-  return OpenWritable(fname, /*append=*/true, result);
+  return OpenWritable(fname, /*append=*/true, WritableFileOptions(), result);
 }
 
 Status FaultInjectionEnv::OpenWritable(const std::string& fname, bool append,
+                                       const WritableFileOptions& options,
                                        std::unique_ptr<WritableFile>* result) {
   result->reset();
   Status s = CheckOp(FaultKind::kOpenWritable, fname, /*mutates=*/true);
@@ -352,7 +359,8 @@ Status FaultInjectionEnv::OpenWritable(const std::string& fname, bool append,
   std::lock_guard<std::mutex> l(mu_);
   const bool existed = base_->FileExists(fname);
   std::unique_ptr<WritableFile> base;
-  s = append ? base_->NewAppendableFile(fname, &base) : base_->NewWritableFile(fname, &base);
+  s = append ? base_->NewAppendableFile(fname, &base)
+             : base_->NewWritableFile(fname, options, &base);
   if (!s.ok()) return s;
   uint64_t initial_size = 0;
   if (append) {

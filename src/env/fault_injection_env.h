@@ -140,6 +140,8 @@ class FaultInjectionEnv final : public Env {
   Status NewRandomAccessFile(const std::string& fname, const RandomAccessFileOptions& options,
                              std::unique_ptr<RandomAccessFile>* result) override;
   Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result) override;
+  Status NewWritableFile(const std::string& fname, const WritableFileOptions& options,
+                         std::unique_ptr<WritableFile>* result) override;
   Status NewAppendableFile(const std::string& fname,
                            std::unique_ptr<WritableFile>* result) override;
   bool FileExists(const std::string& fname) override;
@@ -178,8 +180,8 @@ class FaultInjectionEnv final : public Env {
     std::string filter;
   };
 
-  Status OpenWritable(const std::string& fname, bool append, std::unique_ptr<WritableFile>* result)
-      EXCLUDES(mu_);
+  Status OpenWritable(const std::string& fname, bool append, const WritableFileOptions& options,
+                      std::unique_ptr<WritableFile>* result) EXCLUDES(mu_);
   // Durable bytes of a file now at `path` (tracked or not), read from base.
   Status ReadDurable(const std::string& path, const Tracked* t, std::string* out);
   Status RewriteFile(const std::string& path, const Slice& data);

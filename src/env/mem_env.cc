@@ -166,6 +166,7 @@ std::string StripTrailingSlashes(std::string path) {
 class MemEnv final : public Env {
  public:
   using Env::NewRandomAccessFile;  // options are ignored: files are already in memory
+  using Env::NewWritableFile;      // likewise: no direct I/O in memory
   explicit MemEnv(Env* base) : base_(base) {}
 
   Status NewSequentialFile(const std::string& fname,

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "accelkv/env.h"
+#include "env/posix_direct_writable_file.h"
 #include "env/posix_io.h"
 #include "env/posix_random_access_file.h"
 #include "util/thread_annotations.h"
@@ -205,6 +206,15 @@ class PosixEnv final : public Env {
   }
 
   Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result) override {
+    return OpenWritable(fname, O_TRUNC, result);
+  }
+
+  Status NewWritableFile(const std::string& fname, const WritableFileOptions& options,
+                         std::unique_ptr<WritableFile>* result) override {
+    if (options.use_direct_writes) {
+      Status s = NewPosixDirectWritableFile(fname, result);
+      if (!s.IsInvalidArgument()) return s;  // else: no O_DIRECT here, write buffered
+    }
     return OpenWritable(fname, O_TRUNC, result);
   }
 

@@ -218,14 +218,17 @@ class HostKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // A host buffer grown on demand and reused.
+  // A host buffer grown on demand and reused, page-aligned as the CUDA
+  // device's pinned buffers are (direct writes of output tables go out
+  // from it without a copy).
   class Buffer {
    public:
     Status Get(uint64_t bytes, const char* stage, uint8_t** p) {
       if (bytes > capacity_) {
         data_.reset();
         capacity_ = 0;
-        data_.reset(new (std::nothrow) uint8_t[std::max<uint64_t>(bytes, 1)]);
+        data_.reset(new (std::align_val_t(kPage), std::nothrow)
+                        uint8_t[std::max<uint64_t>(bytes, 1)]);
         if (data_ == nullptr) {
           return Status::Aborted(std::string("gpu: ") + stage + ": host allocation failed",
                                  std::to_string(bytes) + " bytes");
@@ -237,7 +240,11 @@ class HostKeySortDevice final : public KeySortDevice {
     }
 
    private:
-    std::unique_ptr<uint8_t[]> data_;
+    static constexpr size_t kPage = 4096;
+    struct AlignedDelete {
+      void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(kPage)); }
+    };
+    std::unique_ptr<uint8_t[], AlignedDelete> data_;
     uint64_t capacity_ = 0;
   };
 

@@ -23,6 +23,10 @@ struct TableOptions {
   // Open table files with RandomAccessFileOptions::use_mmap_reads (the table
   // cache does; Options::allow_mmap_reads).
   bool use_mmap_reads = false;
+  // Write table files (flush and compaction outputs) with
+  // WritableFileOptions::use_direct_writes (Options::
+  // use_direct_io_for_flush_and_compaction).
+  bool use_direct_writes = false;
 };
 
 }  // namespace accelkv

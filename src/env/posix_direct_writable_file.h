@@ -1,0 +1,36 @@
+// The POSIX Env's direct-I/O writable file (WritableFileOptions::
+// use_direct_writes): the file is opened with O_DIRECT, so written bytes go
+// from memory to the device without a copy into the page cache. O_DIRECT
+// needs the memory address, the length and the file offset of each write
+// aligned (kDirectIoAlignment covers 512-byte and 4 KiB sectors):
+// - an Append whose data starts at an aligned address while the file's
+//   size is aligned (nothing staged) writes its aligned prefix directly
+//   from the caller's memory (the zero-copy path: the GPU executor's pinned
+//   output buffer holds each table at an aligned offset);
+// - everything else goes through an aligned staging buffer, written out
+//   whole as it fills, and on Flush as far as whole blocks go;
+// - Sync and Close write the last partial block padded with zeros, then
+//   ftruncate the file to its true size (and Sync fdatasyncs). A later
+//   Append rewrites that block whole.
+// The file's bytes are exactly the bytes appended, as with a buffered file.
+// Internal to src/env/.
+//
+// Thread safety: one writer, as every WritableFile.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "accelkv/env.h"
+
+namespace accelkv {
+
+inline constexpr size_t kDirectIoAlignment = 4096;
+
+// Creates or truncates fname for direct writes. InvalidArgument (the file
+// system refuses O_DIRECT: EINVAL, e.g. tmpfs) lets the caller fall back to
+// a buffered file; other failures are the open's IOError.
+Status NewPosixDirectWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result);
+
+}  // namespace accelkv
