@@ -91,6 +91,7 @@ CompactJob::CompactJob(const CompactJobShape& shape)
   topt_.user_comparator = accelkv::BytewiseComparator();
   topt_.block_size = shape.block_size;
   topt_.bloom_bits_per_key = shape.bloom_bits_per_key;
+  topt_.use_direct_writes = shape.direct_writes;
 }
 
 size_t CompactJob::input_files() const {

@@ -43,6 +43,7 @@ struct CompactJobShape {
   size_t block_size = 4096;
   int bloom_bits_per_key = 10;
   int max_subcompactions = 1;  // GenSubcompactionBoundaries' k
+  bool direct_writes = false;  // outputs: TableOptions::use_direct_writes
 };
 
 // One entry a correct compaction keeps (in output order).

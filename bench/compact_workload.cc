@@ -281,6 +281,7 @@ CompactResult BaseResult(const BenchFlags& flags, const CompactJob& job, const J
                          const std::string& fs_type) {
   CompactResult r;
   r.env = place.disk ? "disk:" + place.dbname : "mem";
+  r.direct_writes = flags.compact_direct_writes;
   r.fs_type = fs_type;
   r.subcompactions = static_cast<int>(job.compaction().subcompaction_boundaries().size() + 1);
   r.num = flags.num;
@@ -342,6 +343,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
   shape.block_size = flags.profile.block_size;
   shape.bloom_bits_per_key = flags.profile.bloom_bits_per_key;
   shape.max_subcompactions = threads;
+  shape.direct_writes = flags.compact_direct_writes;
 
   std::unique_ptr<accelkv::Env> mem_env;
   JobPlace place;
@@ -487,7 +489,8 @@ std::string CompactResultToJson(const CompactResult& r) {
       .Add("engine", "accelkv")
       .Add("executor", r.executor)
       .Add("device", r.device)
-      .Add("env", r.env);
+      .Add("env", r.env)
+      .Add("direct_writes", r.direct_writes);
   if (!r.fs_type.empty()) j.Add("fs_type", r.fs_type);
   if (!r.skipped.empty()) j.Add("skipped", r.skipped);
   j.Add("threads", r.threads)

@@ -21,11 +21,12 @@
 namespace accelkv_bench {
 
 struct CompactResult {
-  std::string executor;     // "cpu", "gpu"
-  std::string device;       // "cpu", the GPU's name, "host-reference" (not a GPU)
-  std::string skipped;      // why the executor did not run ("" when it ran)
-  std::string env = "mem";  // "mem" or "disk:<--compact-dir>"
-  std::string fs_type;      // disk: the file system's type (statfs), e.g. "ext4"
+  std::string executor;        // "cpu", "gpu"
+  bool direct_writes = false;  // outputs written with direct I/O (--compact-direct-writes)
+  std::string device;          // "cpu", the GPU's name, "host-reference" (not a GPU)
+  std::string skipped;         // why the executor did not run ("" when it ran)
+  std::string env = "mem";     // "mem" or "disk:<--compact-dir>"
+  std::string fs_type;         // disk: the file system's type (statfs), e.g. "ext4"
   // disk: whether the inputs' page cache was dropped before the timed run
   // (every fadvise succeeded and mincore found no input page resident), and
   // the input bytes mincore still found resident.

@@ -119,6 +119,8 @@ class AccelKVEngine : public Engine {
                                                                      : "force")
       << "\n"
       << "gpu_min_compaction_bytes=" << options_.gpu_min_compaction_bytes << "\n"
+      << "use_direct_io_for_flush_and_compaction="
+      << (options_.use_direct_io_for_flush_and_compaction ? "true" : "false") << "\n"
       << "sync_writes=" << (write_options_.sync ? "true" : "false") << "\n";
     return o.str();
   }
@@ -194,6 +196,13 @@ class AccelKVEngine : public Engine {
         return EngineStatus::Error("accelkv: bad multiplier " + value);
       }
       options_.max_bytes_for_level_multiplier = d;
+      return EngineStatus::Ok();
+    }
+    if (name == "use_direct_io_for_flush_and_compaction") {
+      if (value != "true" && value != "false") {
+        return EngineStatus::Error("accelkv: " + name + " must be true or false: " + value);
+      }
+      options_.use_direct_io_for_flush_and_compaction = value == "true";
       return EngineStatus::Ok();
     }
     if (name == "gpu_compaction") {

@@ -128,6 +128,10 @@ flags:
   --l0-files N            compact: overlapping L0 input files (default 8)
   --l1-files N            compact: L1 input files (default 16; 0 = none)
   --compact-warmup BOOL   compact: one untimed GPU run before the timed one (default true)
+  --compact-direct-writes BOOL
+                          compact: both executors write the output tables with direct
+                          I/O (Options::use_direct_io_for_flush_and_compaction; O_DIRECT
+                          on a file system that takes it, with --compact-dir) (default false)
   --compact-dir PATH      compact: the job's input and output files on the file system
                           under PATH (made if missing; it must hold no table files), the
                           inputs dropped from the page cache before each run, outputs
@@ -188,6 +192,7 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
       {"l0-files", {false, int_setter(&f.l0_files, 1, 4096)}},
       {"l1-files", {false, int_setter(&f.l1_files, 0, 1 << 20)}},
       {"compact-warmup", {true, bool_setter(&f.compact_warmup)}},
+      {"compact-direct-writes", {true, bool_setter(&f.compact_direct_writes)}},
       {"compact-dir",
        {false,
         [&](const std::string& v) {

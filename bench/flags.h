@@ -45,8 +45,9 @@ struct BenchFlags {
   std::vector<std::string> executors;  // --executor (default cpu,gpu)
   int l0_files = 8;
   int l1_files = 16;
-  bool compact_warmup = true;  // one untimed GPU run first
-  std::string compact_dir;     // --compact-dir: the job's files on disk there ("": in memory)
+  bool compact_warmup = true;          // one untimed GPU run first
+  bool compact_direct_writes = false;  // --compact-direct-writes: outputs with direct I/O
+  std::string compact_dir;  // --compact-dir: the job's files on disk there ("": in memory)
   bool help = false;
 
   // Bytes of a YCSB record's value.

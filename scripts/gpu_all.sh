@@ -22,7 +22,8 @@
 # GPU_COMPACT_THREADS (16: the CPU executor's subcompactions; also the disk
 # part's), GPU_DISK_DIR (/tmp/accelkv-disk-bench: the disk part's directory,
 # on the file system to measure), GPU_DISK_VALUES ("128"), GPU_DISK_MB (256),
-# GPU_DISK_DD_MB (1024: bytes dd writes per measurement).
+# GPU_DISK_DD_MB (1024: bytes dd writes per measurement), GPU_DISK_ARGS (more
+# accelkv-bench flags for the disk part, e.g. --compact-direct-writes=true).
 #
 # Part `disk` (not in the default list: GPU_ALL_PARTS=disk, or e.g.
 # tests,compact,db,disk) is issue 4's end-to-end target: dd measures the
@@ -208,7 +209,7 @@ PY
     echo "== disk: compact value $v B, num $num, files under $DISK_DIR/job, cpu x${GPU_COMPACT_THREADS:-16} and gpu"
     timeout 300 "$BENCH_BIN" --workload=compact --executor=cpu,gpu \
       --threads="${GPU_COMPACT_THREADS:-16}" --num="$num" --key-size=16 --value-size="$v" \
-      --compact-dir="$DISK_DIR/job" --json="$OUT/disk.jsonl" 2>&1 | tee -a "$OUT/disk.log" |
+      --compact-dir="$DISK_DIR/job" ${GPU_DISK_ARGS:-} --json="$OUT/disk.jsonl" 2>&1 | tee -a "$OUT/disk.log" |
       grep -E "^(cpu|gpu) |skipped|FAILED|compact:" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
   done
