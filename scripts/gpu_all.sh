@@ -17,7 +17,8 @@
 # build-bench-gpu/bench/accelkv-bench), GPU_DB_BENCH_NUM (5000000),
 # GPU_DB_BENCH_STRESS ("0 15"), GPU_DB_BENCH_THREADS (1), GPU_DB_BENCH_CONFIGS (the
 # engines and options, default "accelkv:gpu_compaction=force accelkv:gpu_compaction=off
-# rocksdb"), GPU_DB_BENCH_TIMEOUT (240 s per run), GPU_COMPACT_VALUES ("32 128 1024 4096"),
+# rocksdb"; several options joined with +, e.g.
+# accelkv:gpu_compaction=off+use_direct_io_for_flush_and_compaction=true), GPU_DB_BENCH_TIMEOUT (240 s per run), GPU_COMPACT_VALUES ("32 128 1024 4096"),
 # GPU_COMPACT_MB (256: about that many MB of input per job),
 # GPU_COMPACT_THREADS (16: the CPU executor's subcompactions; also the disk
 # part's), GPU_DISK_DIR (/tmp/accelkv-disk-bench: the disk part's directory,
@@ -137,9 +138,13 @@ elif [ -x "$BENCH_BIN" ]; then
   num=${GPU_DB_BENCH_NUM:-5000000}
   for stress in ${GPU_DB_BENCH_STRESS:-0 15}; do
     for cfg in ${GPU_DB_BENCH_CONFIGS:-accelkv:gpu_compaction=force accelkv:gpu_compaction=off rocksdb}; do
+      # engine[:opt=value[+opt=value...]]: each option one --engine-opt.
       engine=${cfg%%:*}
       extra=()
-      [ "$cfg" != "$engine" ] && extra=(--engine-opt "$cfg")
+      if [ "$cfg" != "$engine" ]; then
+        IFS='+' read -ra opts <<<"${cfg#*:}"
+        for o in "${opts[@]}"; do extra+=(--engine-opt "$engine:$o"); done
+      fi
       echo "== db bench: $cfg fillrandom num=$num threads=${GPU_DB_BENCH_THREADS:-1} stress-cpu=$stress"
       rm -rf /tmp/gpu-db-bench
       timeout "${GPU_DB_BENCH_TIMEOUT:-240}" "$BENCH_BIN" --engine="$engine" --workload=fillrandom --num="$num" \
