@@ -191,12 +191,13 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
   // A job too large for the device runs there in chunks at subcompaction
   // boundaries read from its inputs' indexes. They become part of the job,
   // so a fallback to the CPU cuts its output at the same keys. If they
-  // cannot be read, the CPU runs the job as picked (and meets the same
-  // error, if any, as the judge).
+  // cannot be read, or add nothing (no key can cut the job), the CPU runs
+  // the job as picked (and meets the same read error, if any, as the judge).
   std::unique_ptr<Compaction> chunked;
   if (needs_chunks) {
     std::vector<std::string> boundaries;
-    if (gpu_executor_->ChunkBoundaries(spec, &boundaries).ok()) {
+    if (gpu_executor_->ChunkBoundaries(spec, &boundaries).ok() &&
+        boundaries != c->subcompaction_boundaries()) {
       Compaction::Params params = c->params();
       params.subcompaction_boundaries = std::move(boundaries);
       chunked = std::make_unique<Compaction>(std::move(params), c->internal_comparator());

@@ -60,6 +60,7 @@ class TableDecoder {
   Status DecodeBlocks(const std::vector<BlockHandle>& blocks) {
     for (const BlockHandle& h : blocks) {
       if (h.offset < table_.file_offset || h.size > table_.size ||
+          table_.size - h.size < kBlockTrailerSize ||
           h.offset - table_.file_offset > table_.size - h.size - kBlockTrailerSize) {
         return Corrupt("data block outside the part read");
       }
