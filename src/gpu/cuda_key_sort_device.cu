@@ -42,7 +42,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <cstdlib>
 #include <cub/device/device_merge_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cuda/std/tuple>
 #include <cub/device/device_select.cuh>
 #include <limits>
 #include <memory>
@@ -211,6 +215,53 @@ struct LessOp {
     return keys.Less(a, b);
   }
 };
+
+// The radix path (jobs whose user keys all have one length of at most 16
+// bytes, KeySortInput::fixed_key_size): an entry's key as three 64-bit
+// digits, most significant first: the user key big-endian (zero-padded past
+// its end, the same for every key of the job, so the padding never ties a
+// key with a longer one), then ~trailer (the trailer descending). Radix sort
+// is stable and the values start as 0..n-1, so ties keep the entry index
+// order: the order is KeyArrays::Less's exactly.
+struct RadixKey {
+  uint64_t hi;
+  uint64_t mid;
+  uint64_t lo;
+};
+
+struct RadixKeyDigits {
+  __host__ __device__ ::cuda::std::tuple<uint64_t&, uint64_t&, uint64_t&> operator()(
+      RadixKey& k) const {
+    return {k.hi, k.mid, k.lo};
+  }
+};
+
+__global__ void MakeRadixKeysKernel(KeyArrays keys, uint64_t n, RadixKey* out, uint32_t* index) {
+  const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const uint32_t e = static_cast<uint32_t>(i);
+  const uint8_t* k = keys.key(e);
+  const uint32_t us = keys.user_size(e);
+  out[i] = RadixKey{UserKeyPrefix(k, us), us > 8 ? UserKeyPrefix(k + 8, us - 8) : 0,
+                    ~keys.trailer(e)};
+  index[i] = e;
+}
+
+__global__ void ItemsFromRadixKernel(const RadixKey* keys, const uint32_t* index, uint64_t n,
+                                     SortItem* items) {
+  const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) items[i] = SortItem{keys[i].hi, index[i]};
+}
+
+// Whether a job sorts with the radix path: its user keys all have one
+// length of 1 to 16 bytes. ACCELKV_GPU_SORT=merge|radix forces the merge sort
+// (measurements), or the radix path where it applies.
+bool UseRadixSort(const KeySortInput& in) {
+  const bool fits = in.fixed_key_size > 8 && in.fixed_key_size <= 8 + 16;
+  const char* forced = std::getenv("ACCELKV_GPU_SORT");
+  if (forced != nullptr && std::strcmp(forced, "merge") == 0) return false;
+  return fits;
+}
 
 unsigned int Grid(uint64_t n) { return static_cast<unsigned int>((n + kThreads - 1) / kThreads); }
 
@@ -705,12 +756,28 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_index, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_counters, 1));
     const KeyArrays keys{dev_.key_arena, d_key_offset, d_key_size};
+    const bool radix = UseRadixSort(in);
+    RadixKey* d_radix[2] = {nullptr, nullptr};
+    uint32_t* d_radix_index = nullptr;  // with d_index, the values' double buffer
+    if (radix) {
+      ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_radix[0], n));
+      ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_radix[1], n));
+      ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_radix_index, n));
+    }
+    cub::DoubleBuffer<RadixKey> radix_keys(d_radix[0], d_radix[1]);
+    cub::DoubleBuffer<uint32_t> radix_values(d_radix_index, d_index);
     size_t sort_temp = 0;
     size_t select_temp = 0;
-    if (n > 0) {  // an empty job sorts and selects nothing
+    if (n > 0 && radix) {
+      ACCELKV_CUDA_TRY("alloc", cub::DeviceRadixSort::SortPairs(nullptr, sort_temp, radix_keys,
+                                                                radix_values, n, RadixKeyDigits{},
+                                                                stream_));
+    } else if (n > 0) {
       ACCELKV_CUDA_TRY(
           "alloc", cub::DeviceMergeSort::SortKeys(nullptr, sort_temp, d_items,
                                                   static_cast<int64_t>(n), LessOp{keys}, stream_));
+    }
+    if (n > 0) {  // an empty job sorts and selects nothing
       ACCELKV_CUDA_TRY("alloc", cub::DeviceSelect::Flagged(nullptr, select_temp, d_index, d_keep,
                                                            d_kept, &d_counters->num_kept,
                                                            static_cast<int64_t>(n), stream_));
@@ -758,7 +825,17 @@ class CudaKeySortDevice final : public KeySortDevice {
 
     // sort
     if (fail == GpuStage::kSort) return Injected(fail);
-    if (n > 0) {
+    if (n > 0 && radix) {
+      MakeRadixKeysKernel<<<Grid(n), kThreads, 0, stream_>>>(keys, n, radix_keys.Current(),
+                                                              radix_values.Current());
+      ACCELKV_CUDA_TRY("sort", cudaGetLastError());
+      ACCELKV_CUDA_TRY("sort", cub::DeviceRadixSort::SortPairs(d_temp, sort_temp, radix_keys,
+                                                               radix_values, n, RadixKeyDigits{},
+                                                               stream_));
+      ItemsFromRadixKernel<<<Grid(n), kThreads, 0, stream_>>>(
+          radix_keys.Current(), radix_values.Current(), n, d_items);
+      ACCELKV_CUDA_TRY("sort", cudaGetLastError());
+    } else if (n > 0) {
       MakeItemsKernel<<<Grid(n), kThreads, 0, stream_>>>(keys, n, d_items);
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
       ACCELKV_CUDA_TRY(

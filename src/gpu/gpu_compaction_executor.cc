@@ -91,7 +91,9 @@ uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_byt
   // counted like the input's. The larger phase is what must fit beside what
   // stays.
   constexpr uint64_t kResidentPerEntry = 32;
-  constexpr uint64_t kSortPerEntry = 56 + sizeof(PlanEntry);
+  // The radix path (fixed-width keys) adds two 24-byte key buffers and a
+  // 4-byte value buffer per entry.
+  constexpr uint64_t kSortPerEntry = 56 + 52 + sizeof(PlanEntry);
   constexpr uint64_t kSlack = 32ull << 20;
   const uint64_t sort = entries * kSortPerEntry + blocks * sizeof(BlockSpan);
   const uint64_t out = arena_bytes + key_arena_bytes + (8 + 8) * entries + (21 + 74) * blocks;

@@ -208,6 +208,7 @@ void JobInput::Clear() {
   // the difference before the device's copy overwrites every element.
   keys.flags.clear();
   keys.snapshots.clear();
+  keys.fixed_key_size = 0;
   decode.blocks.clear();
 }
 
@@ -326,6 +327,19 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     decode.blocks.push_back(MakeDecodeBlock(b.offset, l, key_bytes, entries));
     entries += l.n;
     key_bytes += uint64_t{l.n} * l.prefix_size + l.key_bytes;
+  }
+  // One key size for every entry (fixed-width key sections of the same
+  // P + width in every block), or 0.
+  keys.fixed_key_size = 0;
+  for (size_t i = 0; i < decode.blocks.size(); ++i) {
+    const DecodeBlock& b = decode.blocks[i];
+    const uint64_t size = b.key_width == kVariableWidth ? 0 : uint64_t{b.prefix_size} + b.key_width;
+    if (size == 0 || size > std::numeric_limits<uint32_t>::max() ||
+        (i > 0 && size != keys.fixed_key_size)) {
+      keys.fixed_key_size = 0;
+      break;
+    }
+    keys.fixed_key_size = static_cast<uint32_t>(size);
   }
   if (entries >= std::numeric_limits<uint32_t>::max()) {
     return Status::NotSupported("gpu: job has 2^32 or more entries");

@@ -68,6 +68,10 @@ struct KeySortInput {
   std::vector<uint32_t> key_size;    // per entry, >= 8
   std::vector<uint8_t> flags;        // per entry, kFlagBaseLevel
   std::vector<uint64_t> snapshots;   // ascending, distinct
+  // The internal-key size every entry has, or 0 when sizes differ (from the
+  // blocks' layouts: DecodeInputTables). The CUDA device radix-sorts jobs
+  // whose user keys are all one length of at most 16 bytes.
+  uint32_t fixed_key_size = 0;
   // Device-encode mode: Run also computes the plan inputs
   // (KeySortOutput::plan, plan_common.h) and keeps both arenas, the entry
   // arrays and the kept order on the device after it returns OK, for the
