@@ -42,12 +42,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
-#include <cuda/std/tuple>
 #include <cub/device/device_select.cuh>
+#include <cuda/std/tuple>
 #include <limits>
 #include <memory>
 #include <string>
@@ -242,8 +242,8 @@ __global__ void MakeRadixKeysKernel(KeyArrays keys, uint64_t n, RadixKey* out, u
   const uint32_t e = static_cast<uint32_t>(i);
   const uint8_t* k = keys.key(e);
   const uint32_t us = keys.user_size(e);
-  out[i] = RadixKey{UserKeyPrefix(k, us), us > 8 ? UserKeyPrefix(k + 8, us - 8) : 0,
-                    ~keys.trailer(e)};
+  out[i] =
+      RadixKey{UserKeyPrefix(k, us), us > 8 ? UserKeyPrefix(k + 8, us - 8) : 0, ~keys.trailer(e)};
   index[i] = e;
 }
 
@@ -769,9 +769,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     size_t sort_temp = 0;
     size_t select_temp = 0;
     if (n > 0 && radix) {
-      ACCELKV_CUDA_TRY("alloc", cub::DeviceRadixSort::SortPairs(nullptr, sort_temp, radix_keys,
-                                                                radix_values, n, RadixKeyDigits{},
-                                                                stream_));
+      ACCELKV_CUDA_TRY(
+          "alloc", cub::DeviceRadixSort::SortPairs(nullptr, sort_temp, radix_keys, radix_values, n,
+                                                   RadixKeyDigits{}, stream_));
     } else if (n > 0) {
       ACCELKV_CUDA_TRY(
           "alloc", cub::DeviceMergeSort::SortKeys(nullptr, sort_temp, d_items,
@@ -827,13 +827,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (fail == GpuStage::kSort) return Injected(fail);
     if (n > 0 && radix) {
       MakeRadixKeysKernel<<<Grid(n), kThreads, 0, stream_>>>(keys, n, radix_keys.Current(),
-                                                              radix_values.Current());
+                                                             radix_values.Current());
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
-      ACCELKV_CUDA_TRY("sort", cub::DeviceRadixSort::SortPairs(d_temp, sort_temp, radix_keys,
-                                                               radix_values, n, RadixKeyDigits{},
-                                                               stream_));
-      ItemsFromRadixKernel<<<Grid(n), kThreads, 0, stream_>>>(
-          radix_keys.Current(), radix_values.Current(), n, d_items);
+      ACCELKV_CUDA_TRY(
+          "sort", cub::DeviceRadixSort::SortPairs(d_temp, sort_temp, radix_keys, radix_values, n,
+                                                  RadixKeyDigits{}, stream_));
+      ItemsFromRadixKernel<<<Grid(n), kThreads, 0, stream_>>>(radix_keys.Current(),
+                                                              radix_values.Current(), n, d_items);
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
     } else if (n > 0) {
       MakeItemsKernel<<<Grid(n), kThreads, 0, stream_>>>(keys, n, d_items);
