@@ -181,27 +181,27 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
   CompactionExecutor* executor = cpu_executor_.get();
   bool needs_chunks = false;
   if (gpu_executor_ != nullptr) {
-    if (gpu_executor_->ShouldOffload(spec)) {
-      executor = gpu_executor_.get();
-    } else {
-      needs_chunks = gpu_executor_->NeedsChunkBoundaries(spec);
-    }
+    needs_chunks = gpu_executor_->NeedsChunkBoundaries(spec);
+    if (!needs_chunks && gpu_executor_->ShouldOffload(spec)) executor = gpu_executor_.get();
   }
   lock.unlock();
   // A job too large for the device runs there in chunks at subcompaction
-  // boundaries read from its inputs' indexes. They become part of the job,
-  // so a fallback to the CPU cuts its output at the same keys. If they
-  // cannot be read, or add nothing (no key can cut the job), the CPU runs
-  // the job as picked (and meets the same read error, if any, as the judge).
+  // boundaries: its own (max_subcompactions) and more read from its inputs'
+  // indexes where its ranges are too large. They become part of the job, so
+  // a fallback to the CPU cuts its output at the same keys. If the indexes
+  // cannot be read, or the job has no boundary at all (no key can cut it),
+  // the CPU runs the job as picked (and meets the same read error, if any,
+  // as the judge).
   std::unique_ptr<Compaction> chunked;
   if (needs_chunks) {
     std::vector<std::string> boundaries;
-    if (gpu_executor_->ChunkBoundaries(spec, &boundaries).ok() &&
-        boundaries != c->subcompaction_boundaries()) {
-      Compaction::Params params = c->params();
-      params.subcompaction_boundaries = std::move(boundaries);
-      chunked = std::make_unique<Compaction>(std::move(params), c->internal_comparator());
-      spec.compaction = chunked.get();
+    if (gpu_executor_->ChunkBoundaries(spec, &boundaries).ok()) {
+      if (boundaries != c->subcompaction_boundaries()) {
+        Compaction::Params params = c->params();
+        params.subcompaction_boundaries = std::move(boundaries);
+        chunked = std::make_unique<Compaction>(std::move(params), c->internal_comparator());
+        spec.compaction = chunked.get();
+      }
       if (gpu_executor_->ShouldOffload(spec)) executor = gpu_executor_.get();
     }
   }
@@ -252,7 +252,7 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
     lstats.micros += env_->NowMicros() - start;
     ExecutorStats& es = stats_.executors[executor->Name()];
     es.jobs++;
-    if (chunked != nullptr) es.chunked_jobs++;
+    if (needs_chunks) es.chunked_jobs++;
     es.input_bytes += in0 + in1;
     es.output_bytes += out;
     es.micros += env_->NowMicros() - start;

@@ -22,8 +22,9 @@ struct LevelCompactionStats {
 struct ExecutorStats {
   uint64_t jobs = 0;
   uint64_t fallbacks = 0;  // jobs that failed here and were rerun by the CPU executor
-  // Jobs too large for the GPU's memory whole, run with chunk boundaries
-  // added (docs/GPU.md, "Chunked jobs"), counted under the executor that ran them.
+  // Jobs too large for the GPU's memory whole (docs/GPU.md, "Chunked jobs"):
+  // run there in chunks, or on the CPU where they could not be; counted
+  // under the executor that ran them.
   uint64_t chunked_jobs = 0;
   uint64_t input_bytes = 0;
   uint64_t output_bytes = 0;

@@ -127,25 +127,33 @@ TEST_F(DBGpuTest, ForcedCompactionsRunOnTheGpuAndMatchTheModel) {
 // A device budget below what the compactions need whole: they run on the
 // GPU in chunks at boundaries from their inputs' indexes (docs/GPU.md,
 // "Chunked jobs"), lose nothing, and are counted as chunked.
+// With max_subcompactions > 1 the jobs bring boundaries of their own, which
+// ChunkBoundaries keeps and refines.
 TEST_F(DBGpuTest, JobsLargerThanTheDeviceBudgetRunInChunks) {
   const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
-  ::setenv("ACCELKV_GPU_MEMORY_LIMIT", std::to_string(slack + (256 << 10)).c_str(), 1);
-  const std::string dbname = tmp_.File("db");
-  std::unique_ptr<DB> db;
-  Status s = DB::Open(GpuOptions(), dbname, &db);
-  ::unsetenv("ACCELKV_GPU_MEMORY_LIMIT");
-  ASSERT_TRUE(s.ok()) << S(s);
-  ASSERT_NO_FATAL_FAILURE(Load(db.get(), test::TestSeed(), 30000, 6000));
-  EXPECT_GT(GpuExecutorCounter(db.get(), "chunked_jobs"), 0u);
-  EXPECT_EQ(0u, GpuExecutorCounter(db.get(), "fallbacks"));
-  std::string stats;
-  ASSERT_TRUE(db->GetProperty("accelkv.stats", &stats));
-  EXPECT_NE(std::string::npos, stats.find("chunked jobs")) << stats;
-  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
-  ASSERT_TRUE(db->Close().ok());
-  db.reset();
-  ASSERT_TRUE(DB::Open(GpuOptions(), dbname, &db).ok());
-  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+  for (const int subcompactions : {1, 4}) {
+    SCOPED_TRACE("max_subcompactions " + std::to_string(subcompactions));
+    model_.clear();
+    ::setenv("ACCELKV_GPU_MEMORY_LIMIT", std::to_string(slack + (256 << 10)).c_str(), 1);
+    const std::string dbname = tmp_.File("db-" + std::to_string(subcompactions));
+    Options options = GpuOptions();
+    options.max_subcompactions = subcompactions;
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(options, dbname, &db);
+    ::unsetenv("ACCELKV_GPU_MEMORY_LIMIT");
+    ASSERT_TRUE(s.ok()) << S(s);
+    ASSERT_NO_FATAL_FAILURE(Load(db.get(), test::TestSeed(), 30000, 6000));
+    EXPECT_GT(GpuExecutorCounter(db.get(), "chunked_jobs"), 0u);
+    EXPECT_EQ(0u, GpuExecutorCounter(db.get(), "fallbacks"));
+    std::string stats;
+    ASSERT_TRUE(db->GetProperty("accelkv.stats", &stats));
+    EXPECT_NE(std::string::npos, stats.find("chunked jobs")) << stats;
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+    ASSERT_TRUE(db->Close().ok());
+    db.reset();
+    ASSERT_TRUE(DB::Open(options, dbname, &db).ok());
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+  }
 }
 
 // Options::use_direct_io_for_flush_and_compaction: flushes and compactions
