@@ -190,9 +190,8 @@ Status SubcompactionJob::OpenOutput() {
   const Clock::time_point start = Clock::now();
   const uint64_t number = spec_.new_file_number();
   std::unique_ptr<WritableFile> file;
-  WritableFileOptions file_options;
-  file_options.use_direct_writes = spec_.table_options.use_direct_writes;
-  Status s = spec_.env->NewWritableFile(TableFileName(spec_.dbname, number), file_options, &file);
+  Status s =
+      NewTableFile(spec_.env, TableFileName(spec_.dbname, number), spec_.table_options, &file);
   if (s.ok()) {
     FileMetaData meta;
     meta.number = number;

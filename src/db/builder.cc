@@ -19,9 +19,7 @@ Status BuildTable(const std::string& dbname, Env* env, const TableOptions& optio
 
   const std::string fname = TableFileName(dbname, meta->number);
   std::unique_ptr<WritableFile> file;
-  WritableFileOptions file_options;
-  file_options.use_direct_writes = options.use_direct_writes;
-  Status s = env->NewWritableFile(fname, file_options, &file);
+  Status s = NewTableFile(env, fname, options, &file);
   if (!s.ok()) return s;
 
   TableBuilder builder(options, file.get());

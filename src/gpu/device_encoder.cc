@@ -436,6 +436,7 @@ class TableWrites final : public PendingWrites {
     if (!finished_) (void)Finish();
   }
 
+  const PlannedTable& table(size_t i) const { return *tables_[i]; }
   // Hands tables [0, end) to the writers.
   void Release(size_t end) {
     if (released_ == 0 && end > 0) first_release_ = std::chrono::steady_clock::now();
@@ -507,10 +508,8 @@ class TableWrites final : public PendingWrites {
     w.tail_end = std::chrono::steady_clock::now();
     w.meta = OutputFileMeta(numbers_[i], table->encoded_bytes() + tail.size(), table->props);
     std::unique_ptr<WritableFile> file;
-    WritableFileOptions file_options;
-    file_options.use_direct_writes = spec_.table_options.use_direct_writes;
-    w.status =
-        spec_.env->NewWritableFile(TableFileName(spec_.dbname, numbers_[i]), file_options, &file);
+    w.status = NewTableFile(spec_.env, TableFileName(spec_.dbname, numbers_[i]),
+                            spec_.table_options, &file);
     if (w.status.ok()) {
       w.created = true;
       w.status = file->Append(
@@ -635,8 +634,6 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     }
   }
   if (chunk_end.empty()) chunk_end.push_back(0);
-  std::vector<std::pair<uint64_t, uint64_t>> job_tables;  // each table's blocks [first, end)
-  for (const auto& table : tables) job_tables.emplace_back(table->first_block, table->end_block);
 
   // Each chunk is encoded on the device, then its tables' tails (filter,
   // properties, index, footer) are built and their files written, fsynced
@@ -656,8 +653,8 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   Status encode_status;
   for (size_t c = 0; c < chunk_end.size() && !writes->write_failed(); ++c) {
     const size_t first_table = c == 0 ? 0 : chunk_end[c - 1];
-    const uint64_t first_block = first_table < nt ? job_tables[first_table].first : 0;
-    const uint64_t end_block = chunk_end[c] > 0 ? job_tables[chunk_end[c] - 1].second : 0;
+    const uint64_t first_block = first_table < nt ? writes->table(first_table).first_block : 0;
+    const uint64_t end_block = chunk_end[c] > 0 ? writes->table(chunk_end[c] - 1).end_block : 0;
     encode_status = device->EncodeBlocks(job, first_block, end_block, out, &result->stage_micros);
     if (!encode_status.ok()) break;
     writes->Release(chunk_end[c]);

@@ -1,7 +1,6 @@
 #include "gpu/job_chunks.h"
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -17,15 +16,6 @@ Status TableCorruption(uint64_t number, const Status& s) {
   return Status::Corruption("table file " + std::to_string(number) + ": " + s.ToString());
 }
 
-Status ReadExactly(RandomAccessFile* file, uint64_t offset, size_t n, char* scratch) {
-  Slice got;
-  Status s = file->Read(offset, n, &got, scratch);
-  if (!s.ok()) return s;
-  if (got.size() != n) return Status::Corruption("truncated table file");
-  if (got.data() != scratch) std::memmove(scratch, got.data(), n);
-  return Status::OK();
-}
-
 // The footer and index block of file f into *index.
 Status ReadTableIndex(const CompactionJobSpec& spec, const FileMetaData& f, TableIndex* index) {
   index->number = f.number;
@@ -34,22 +24,12 @@ Status ReadTableIndex(const CompactionJobSpec& spec, const FileMetaData& f, Tabl
   std::unique_ptr<RandomAccessFile> file;
   Status s = spec.env->NewRandomAccessFile(TableFileName(spec.dbname, f.number), &file);
   if (!s.ok()) return s;
-  if (f.file_size < Footer::kEncodedLength) {
-    return TableCorruption(f.number, Status::Corruption("table file too short"));
-  }
-  char footer_bytes[Footer::kEncodedLength];
-  s = ReadExactly(file.get(), f.file_size - Footer::kEncodedLength, Footer::kEncodedLength,
-                  footer_bytes);
   Footer footer;
-  if (s.ok()) s = footer.DecodeFrom(Slice(footer_bytes, Footer::kEncodedLength), f.file_size);
-  if (!s.ok()) return s.IsIOError() ? s : TableCorruption(f.number, s);
-  // DecodeFrom checked that the handle and its trailer lie inside the file.
-  const size_t n = static_cast<size_t>(footer.index_handle.size);
-  std::unique_ptr<char[]> contents(new char[n + kBlockTrailerSize]);
-  s = ReadExactly(file.get(), footer.index_handle.offset, n + kBlockTrailerSize, contents.get());
-  if (s.ok()) s = CheckBlockTrailer(contents.get(), n, /*verify_checksum=*/true);
+  s = ReadFooter(*file, f.file_size, &footer);
+  BlockContents contents;  // the index block, CRC checked
+  if (s.ok()) s = ReadBlock(*file, footer.index_handle, &contents);
   if (s.ok()) {
-    s = DecodeIndexBlock(contents.get(), n, DataEnd(footer), &index->blocks,
+    s = DecodeIndexBlock(contents.slice().data(), contents.size, footer.DataEnd(), &index->blocks,
                          &index->last_user_keys);
   }
   if (!s.ok()) return s.IsIOError() ? s : TableCorruption(f.number, s);

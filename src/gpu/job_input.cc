@@ -84,7 +84,7 @@ class TableDecoder {
                           /*verify_checksum=*/true);
     if (!s.ok()) return Corrupt(s);
     std::vector<BlockHandle> handles;
-    s = DecodeIndexBlock(index, static_cast<size_t>(footer.index_handle.size), DataEnd(footer),
+    s = DecodeIndexBlock(index, static_cast<size_t>(footer.index_handle.size), footer.DataEnd(),
                          &handles, nullptr);
     if (!s.ok()) return Corrupt(s);
     s = DecodeBlocks(handles);
@@ -131,11 +131,6 @@ class TableDecoder {
 };
 
 }  // namespace
-
-uint64_t DataEnd(const Footer& footer) {
-  return footer.filter_handle.size != 0 ? footer.filter_handle.offset
-                                        : footer.properties_handle.offset;
-}
 
 Status DecodeIndexBlock(const char* contents, size_t size, uint64_t data_end,
                         std::vector<BlockHandle>* handles,

@@ -103,10 +103,6 @@ struct JobInput {
 DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& layout, uint64_t key_base,
                             uint64_t first_entry);
 
-// The end of a table's data blocks: where its filter block, or else its
-// properties block, begins.
-uint64_t DataEnd(const Footer& footer);
-
 // Decodes an index block's contents (trailer checked by the caller): each
 // entry's block handle, which must lie inside [0, data_end) with its
 // trailer, and, when last_user_keys is not null, the user key of its

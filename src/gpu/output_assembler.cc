@@ -77,9 +77,7 @@ class Assembler {
     const auto t1 = std::chrono::steady_clock::now();
     std::unique_ptr<WritableFile> file;
     const std::string fname = TableFileName(spec_.dbname, number_);
-    WritableFileOptions file_options;
-    file_options.use_direct_writes = spec_.table_options.use_direct_writes;
-    s = spec_.env->NewWritableFile(fname, file_options, &file);
+    s = NewTableFile(spec_.env, fname, spec_.table_options, &file);
     if (!s.ok()) return s;
     result_->outputs.push_back(meta);
     s = file->Append(sink_.contents());

@@ -72,6 +72,19 @@ Status Footer::DecodeFrom(const Slice& input, uint64_t file_size) {
   return Status::OK();
 }
 
+Status ReadFooter(const RandomAccessFile& file, uint64_t file_size, Footer* footer,
+                  bool* file_in_memory) {
+  if (file_size < Footer::kEncodedLength) return Status::Corruption("table file too short");
+  char footer_space[Footer::kEncodedLength];
+  Slice input;
+  Status s =
+      file.Read(file_size - Footer::kEncodedLength, Footer::kEncodedLength, &input, footer_space);
+  if (!s.ok()) return s;
+  if (input.size() != Footer::kEncodedLength) return Status::Corruption("truncated table footer");
+  if (file_in_memory != nullptr) *file_in_memory = input.data() != footer_space;
+  return footer->DecodeFrom(input, file_size);
+}
+
 void AppendBlockTrailer(const Slice& contents, std::string* dst) {
   const char type = 0;  // CompressionType::kNone
   uint32_t crc = crc32c::Value(contents.data(), contents.size());

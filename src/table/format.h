@@ -50,7 +50,19 @@ struct Footer {
   // handle (plus its trailer) lies inside [0, file_size - kEncodedLength).
   // REQUIRES: input.size() == kEncodedLength
   Status DecodeFrom(const Slice& input, uint64_t file_size);
+  // Where the data blocks end: the filter block's offset, or without a
+  // filter the properties block's.
+  uint64_t DataEnd() const {
+    return filter_handle.size != 0 ? filter_handle.offset : properties_handle.offset;
+  }
 };
+
+// Reads and decodes (Footer::DecodeFrom) the footer of a table file of
+// file_size bytes. *file_in_memory (may be null): the file returned its own
+// memory for it (an mmap'd file). Corruption for a file too short or
+// truncated, or a bad footer; IOError from the file is passed through.
+Status ReadFooter(const RandomAccessFile& file, uint64_t file_size, Footer* footer,
+                  bool* file_in_memory = nullptr);
 
 // Appends the trailer of `contents` (compression type 0) to dst.
 void AppendBlockTrailer(const Slice& contents, std::string* dst);

@@ -197,23 +197,12 @@ Status ReadAndParseBlock(const RandomAccessFile& file, bool file_in_memory,
 Status Table::Open(const TableOptions& options, std::unique_ptr<RandomAccessFile> file,
                    uint64_t file_size, std::unique_ptr<Table>* table) {
   table->reset();
-  if (file_size < Footer::kEncodedLength) return Status::Corruption("table file too short");
-  char footer_space[Footer::kEncodedLength];
-  Slice footer_input;
-  Status s = file->Read(file_size - Footer::kEncodedLength, Footer::kEncodedLength, &footer_input,
-                        footer_space);
-  if (!s.ok()) return s;
-  if (footer_input.size() != Footer::kEncodedLength) {
-    return Status::Corruption("truncated table footer");
-  }
   auto rep = std::make_unique<Rep>();
-  s = rep->footer.DecodeFrom(footer_input, file_size);
+  Status s = ReadFooter(*file, file_size, &rep->footer, &rep->file_in_memory);
   if (!s.ok()) return s;
   rep->options = options;
   rep->file_size = file_size;
-  rep->file_in_memory = footer_input.data() != footer_space;
-  rep->data_end = rep->footer.filter_handle.size != 0 ? rep->footer.filter_handle.offset
-                                                      : rep->footer.properties_handle.offset;
+  rep->data_end = rep->footer.DataEnd();
 
   s = ReadAndParseBlock(*file, rep->file_in_memory, rep->footer.index_handle, &rep->index_block);
   if (!s.ok()) return s;

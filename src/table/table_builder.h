@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "accelkv/env.h"
 #include "accelkv/status.h"
@@ -48,6 +49,11 @@ inline uint64_t TableSizeVariablePart(const TableSizeState& st) {
 // EstimateTableFileSize is non-decreasing in every field but last_key_size
 // and smallest_key_size, so a state whose index_block_size and
 // data_block_size are upper bounds gives an upper bound.
+
+// Creates (or truncates) a table file to write, with direct writes when
+// options.use_direct_writes (WritableFileOptions).
+Status NewTableFile(Env* env, const std::string& fname, const TableOptions& options,
+                    std::unique_ptr<WritableFile>* file);
 
 class TableBuilder {
  public:
