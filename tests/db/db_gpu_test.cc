@@ -95,6 +95,17 @@ class DBGpuTest : public testing::Test {
     ASSERT_TRUE(test::WaitForBackgroundWork(db).ok());
   }
 
+  // Matches the model, then closes the database, reopens it with options
+  // and matches again.
+  void ExpectMatchesModelAcrossReopen(const Options& options, const std::string& dbname,
+                                      std::unique_ptr<DB>* db) {
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db->get()));
+    ASSERT_TRUE((*db)->Close().ok());
+    db->reset();
+    ASSERT_TRUE(DB::Open(options, dbname, db).ok());
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db->get()));
+  }
+
   void ExpectMatchesModel(DB* db) {
     std::map<std::string, std::string> all;
     Status s = test::ReadAll(db, ReadOptions(), &all);
@@ -117,11 +128,7 @@ TEST_F(DBGpuTest, ForcedCompactionsRunOnTheGpuAndMatchTheModel) {
   // The device worked on those jobs (the host reference device reports its
   // stages as the GPU does).
   EXPECT_GT(GpuExecutorCounter(db.get(), "device_busy_micros"), 0u);
-  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
-  ASSERT_TRUE(db->Close().ok());
-  db.reset();
-  ASSERT_TRUE(DB::Open(GpuOptions(), dbname, &db).ok());
-  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModelAcrossReopen(GpuOptions(), dbname, &db));
 }
 
 // A device budget below what the compactions need whole: they run on the
@@ -148,18 +155,14 @@ TEST_F(DBGpuTest, JobsLargerThanTheDeviceBudgetRunInChunks) {
     std::string stats;
     ASSERT_TRUE(db->GetProperty("accelkv.stats", &stats));
     EXPECT_NE(std::string::npos, stats.find("chunked jobs")) << stats;
-    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
-    ASSERT_TRUE(db->Close().ok());
-    db.reset();
-    ASSERT_TRUE(DB::Open(options, dbname, &db).ok());
-    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModelAcrossReopen(options, dbname, &db));
   }
 }
 
 // Options::use_direct_io_for_flush_and_compaction: flushes and compactions
-// (on the GPU, and on the CPU at a device budget too small) write their
-// tables with O_DIRECT on the POSIX Env; the database matches its model,
-// also after reopening.
+// (on the GPU executor, and with gpu_compaction off on the CPU executor)
+// write their tables with O_DIRECT on the POSIX Env; the database matches
+// its model, also after reopening.
 TEST_F(DBGpuTest, DirectIoForFlushAndCompactionLosesNothing) {
   for (const bool gpu : {true, false}) {
     SCOPED_TRACE(gpu ? "gpu executor" : "cpu executor");
@@ -172,11 +175,7 @@ TEST_F(DBGpuTest, DirectIoForFlushAndCompactionLosesNothing) {
     ASSERT_TRUE(DB::Open(options, dbname, &db).ok());
     ASSERT_NO_FATAL_FAILURE(Load(db.get(), test::TestSeed(), 20000, 3000));
     EXPECT_EQ(gpu, GpuExecutorCounter(db.get(), "jobs") > 0);
-    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
-    ASSERT_TRUE(db->Close().ok());
-    db.reset();
-    ASSERT_TRUE(DB::Open(options, dbname, &db).ok());
-    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModelAcrossReopen(options, dbname, &db));
   }
 }
 
@@ -196,14 +195,10 @@ TEST_F(DBGpuTest, FailureAtEachStageFallsBackToTheCpuAndLosesNothing) {
     GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone);
     EXPECT_GT(GpuExecutorCounter(db.get(), "fallbacks"), 0u);
     EXPECT_EQ(0u, GpuExecutorCounter(db.get(), "jobs"));
-    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
     std::string value;
     ASSERT_TRUE(db->GetProperty("accelkv.stats", &value));
     EXPECT_NE(std::string::npos, value.find("Executor cpu:")) << value;
-    ASSERT_TRUE(db->Close().ok());
-    db.reset();
-    ASSERT_TRUE(DB::Open(GpuOptions(), dbname, &db).ok());
-    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(db.get()));
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModelAcrossReopen(GpuOptions(), dbname, &db));
     round++;
   }
 }

@@ -224,19 +224,38 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   // the fixed slack) and gives the job the boundaries ChunkBoundaries picks
   // for it, so that it runs in chunks.
   void MakeChunked(test::GpuJob* job, uint64_t divisor) {
-    const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
-    const Compaction& c = *job->compaction;
+    budget_ = kSlack + (WholeNeed(*job) - kSlack) / divisor;
+    AddChunkBoundaries(job);
+  }
+
+  // The device memory the job needs whole, as the executor estimates it
+  // (from the files' metadata, the key arena as the input bytes).
+  static uint64_t WholeNeed(const test::GpuJob& job) {
+    const Compaction& c = *job.compaction;
     const uint64_t bytes = c.TotalInputBytes();
     const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
-    const uint64_t whole = gpu::KeySortDevice::BytesNeeded(bytes, bytes, job->input_entries,
-                                                           job->input_entries + 2 * files);
-    budget_ = slack + (whole - slack) / divisor;
+    return gpu::KeySortDevice::BytesNeeded(bytes, bytes, job.input_entries,
+                                           job.input_entries + 2 * files);
+  }
+
+  // Replaces the job with a copy carrying the boundaries ChunkBoundaries
+  // gives it at the current budget_, checking that they ascend and keep the
+  // job's own.
+  void AddChunkBoundaries(test::GpuJob* job) {
+    Compaction::Params params = job->compaction->params();
     std::vector<std::string> bounds;
     ASSERT_TRUE(gpu_->ChunkBoundaries(Spec(*job), &bounds).ok());
-    Compaction::Params params = c.params();
+    EXPECT_TRUE(std::adjacent_find(bounds.begin(), bounds.end(), std::greater_equal<>()) ==
+                bounds.end());
+    for (const std::string& b : params.subcompaction_boundaries) {
+      EXPECT_TRUE(std::binary_search(bounds.begin(), bounds.end(), b)) << b;
+    }
     params.subcompaction_boundaries = bounds;
     job->compaction = std::make_unique<Compaction>(params, &icmp_);
   }
+
+  // BytesNeeded's fixed part (the slack every job is given).
+  static inline const uint64_t kSlack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
 
   CompactionJobSpec Spec(const test::GpuJob& job) {
     CompactionJobSpec spec;
@@ -947,7 +966,6 @@ TEST_P(GpuExecutorTest, PolicyAndNonBytewiseComparator) {
 // the files, and chunk edges inside blocks.
 TEST_P(GpuExecutorTest, ChunkedJobsByteIdenticalToCpu) {
   Random rnd(test::TestSeed());
-  const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
   int chunked = 0;
   for (int iter = 0; iter < 30; ++iter) {
     const char* mode = iter % 2 == 0 ? "device" : "cpu";
@@ -956,14 +974,11 @@ TEST_P(GpuExecutorTest, ChunkedJobsByteIdenticalToCpu) {
     const test::GpuJobShape shape = ShapeFor(iter, &rnd, &topt_);
     test::GpuJob job = NewJob(&rnd, shape);
     const Compaction::Params picked = job.compaction->params();
-    const uint64_t bytes = job.compaction->TotalInputBytes();
-    const uint64_t files = picked.inputs[0].size() + picked.inputs[1].size();
-    const uint64_t whole = gpu::KeySortDevice::BytesNeeded(bytes, bytes, job.input_entries,
-                                                           job.input_entries + 2 * files);
+    const uint64_t whole = WholeNeed(job);
     // A third of what the job needs whole; a range cannot be smaller than
     // the blocks at its edges, so with large blocks beside a small job the
     // budget grows until the job runs.
-    budget_ = slack + (whole - slack) / 3;
+    budget_ = kSlack + (whole - kSlack) / 3;
     Status s;
     CompactionJobResult gpu_result;
     std::map<uint64_t, std::string> gpu_files;
@@ -971,20 +986,11 @@ TEST_P(GpuExecutorTest, ChunkedJobsByteIdenticalToCpu) {
     for (;;) {
       job.compaction = std::make_unique<Compaction>(picked, &icmp_);
       ASSERT_TRUE(gpu_->NeedsChunkBoundaries(Spec(job)));
-      std::vector<std::string> bounds;
-      ASSERT_TRUE(gpu_->ChunkBoundaries(Spec(job), &bounds).ok());
-      EXPECT_TRUE(std::adjacent_find(bounds.begin(), bounds.end(), std::greater_equal<>()) ==
-                  bounds.end());
-      for (const std::string& b : picked.subcompaction_boundaries) {
-        EXPECT_TRUE(std::binary_search(bounds.begin(), bounds.end(), b)) << b;
-      }
-      Compaction::Params params = picked;
-      params.subcompaction_boundaries = bounds;
-      job.compaction = std::make_unique<Compaction>(params, &icmp_);
+      ASSERT_NO_FATAL_FAILURE(AddChunkBoundaries(&job));
       ASSERT_TRUE(gpu_->ShouldOffload(Spec(job)));
       s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
-      if (!s.IsNotSupported() || budget_ + (budget_ - slack) / 2 >= whole) break;
-      budget_ += (budget_ - slack) / 2;
+      if (!s.IsNotSupported() || budget_ + (budget_ - kSlack) / 2 >= whole) break;
+      budget_ += (budget_ - kSlack) / 2;
     }
     if (s.IsNotSupported()) {
       // Blocks too large to chunk this job below what it needs whole (the
