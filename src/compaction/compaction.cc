@@ -175,6 +175,26 @@ bool OutputSplitter::ShouldStopBeforeCounted(bool same_user_key, size_t grandpar
   return StopForSize(current_output_bytes);
 }
 
+bool OutputSplitter::SkipCounted(size_t grandparents_below, size_t boundaries_at_or_below) {
+  // With seen_key every call of the run adds its newly passed grandparents'
+  // bytes; overlap only grows, so the run's last key sees the largest. Steps
+  // 4 and 5 cannot stop a key when neither bound is reached at the end (a
+  // key of the same user key never stops; such runs are left to the caller
+  // when a bound is reached, which then decides key by key).
+  if (!seen_key_) return false;
+  if (boundary_index_ < std::min(boundaries_at_or_below, c_->subcompaction_boundaries().size())) {
+    return false;
+  }
+  const std::vector<FileMetaPtr>& gp = c_->grandparents();
+  const size_t g_end = std::min(grandparents_below, gp.size());
+  uint64_t overlap = overlapped_bytes_;
+  for (size_t g = grandparent_index_; g < g_end; ++g) overlap += gp[g]->file_size;
+  if (overlap > c_->max_grandparent_overlap_bytes()) return false;
+  grandparent_index_ = std::max(grandparent_index_, g_end);
+  overlapped_bytes_ = overlap;
+  return true;
+}
+
 bool OutputSplitter::StopForSize(uint64_t current_output_bytes) {
   if (current_output_bytes >= c_->max_output_file_size() ||
       overlapped_bytes_ > c_->max_grandparent_overlap_bytes()) {

@@ -170,6 +170,17 @@ class OutputSplitter {
   bool ShouldStopBeforeCounted(bool same_user_key, size_t grandparents_below,
                                size_t boundaries_at_or_below, uint64_t current_output_bytes);
 
+  // ShouldStopBeforeCounted for a run of keys at once (the GPU plan's fast
+  // path over a data block), each passed with current_output_bytes below
+  // max_output_file_size; grandparents_below and boundaries_at_or_below are
+  // the run's last key's counts (both never decrease along the keys). When
+  // a key was passed before and no key of the run can stop (no boundary
+  // crossed; the grandparent bytes skipped over the run keep the overlap
+  // within max_grandparent_overlap_bytes), the state becomes the one those
+  // calls would leave and this returns true. Else it changes nothing and
+  // returns false: the caller feeds the run key by key.
+  bool SkipCounted(size_t grandparents_below, size_t boundaries_at_or_below);
+
   // The current_output_bytes to pass to ShouldStopBefore, given an upper
   // bound of the open output's estimated size (e.g.
   // TableBuilder::EstimatedFileSizeBound) and a function computing the exact

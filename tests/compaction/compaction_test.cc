@@ -231,6 +231,31 @@ class OpaqueBytewise final : public Comparator {
   const char* Name() const override { return "test.OpaqueBytewise"; }
 };
 
+// The splitter tests' random keys and compactions: user key k is "k%05u";
+// 20 grandparents of random sizes, 3 subcompaction boundaries, outputs of
+// 500 bytes and a random grandparent overlap limit.
+std::string SplitterUserKey(uint32_t k) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "k%05u", k);
+  return std::string(buf);
+}
+
+template <typename Next>
+Compaction::Params RandomSplitterParams(Next& next) {
+  Compaction::Params p;
+  p.level = 1;
+  p.output_level = 2;
+  p.inputs[0] = {MakeFile(1, "a", "z", 100)};
+  for (uint32_t g = 0; g < 20; ++g) {
+    p.grandparents.push_back(MakeFile(100 + g, SplitterUserKey(g * 50),
+                                      SplitterUserKey(g * 50 + 20), 10 + next(100), 1, 1));
+  }
+  for (uint32_t b = 1; b < 4; ++b) p.subcompaction_boundaries.push_back(SplitterUserKey(b * 250));
+  p.max_output_file_size = 500;
+  p.max_grandparent_overlap_bytes = 50 + next(200);
+  return p;
+}
+
 // ShouldStopBefore (bytewise fast path and virtual comparator) and
 // ShouldStopBeforeKnown with a caller-computed same_user_key decide the same
 // on random key sequences with grandparents, subcompaction boundaries and
@@ -243,23 +268,9 @@ TEST_F(OutputSplitterTest, FastPathsDecideAsTheGeneralRule) {
     seed = seed * 1103515245u + 12345u;
     return (seed >> 8) % n;
   };
-  auto user_key = [](uint32_t k) {
-    char buf[16];
-    std::snprintf(buf, sizeof(buf), "k%05u", k);
-    return std::string(buf);
-  };
+  const auto user_key = SplitterUserKey;
   for (int round = 0; round < 50; ++round) {
-    Compaction::Params p;
-    p.level = 1;
-    p.output_level = 2;
-    p.inputs[0] = {MakeFile(1, "a", "z", 100)};
-    for (uint32_t g = 0; g < 20; ++g) {
-      p.grandparents.push_back(
-          MakeFile(100 + g, user_key(g * 50), user_key(g * 50 + 20), 10 + next(100), 1, 1));
-    }
-    for (uint32_t b = 1; b < 4; ++b) p.subcompaction_boundaries.push_back(user_key(b * 250));
-    p.max_output_file_size = 500;
-    p.max_grandparent_overlap_bytes = 50 + next(200);
+    const Compaction::Params p = RandomSplitterParams(next);
     const Compaction fast(p, &icmp_);
     const Compaction slow(p, &opaque_icmp);
     OutputSplitter a(&fast), b(&slow), known(&fast), counted(&fast);
@@ -287,6 +298,70 @@ TEST_F(OutputSplitterTest, FastPathsDecideAsTheGeneralRule) {
       last_user = u;
     }
   }
+}
+
+// SkipCounted over runs of keys decides as ShouldStopBeforeCounted key by
+// key: a run it takes has no stopping key, and the state it leaves makes
+// every later decision the same; it refuses the runs that cross a boundary
+// or push the overlap past the limit (then the keys go one by one).
+TEST_F(OutputSplitterTest, SkipCountedRunsDecideAsKeyByKey) {
+  uint32_t seed = 7;
+  auto next = [&seed](uint32_t n) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 8) % n;
+  };
+  const auto user_key = SplitterUserKey;
+  int taken = 0, refused = 0;
+  for (int round = 0; round < 100; ++round) {
+    const Compaction::Params p = RandomSplitterParams(next);
+    const Compaction c(p, &icmp_);
+    OutputSplitter one(&c), runs(&c);
+    // The keys with their counts.
+    struct Key {
+      bool same;
+      size_t below, bounds;
+      uint64_t size;
+    };
+    std::vector<Key> keys;
+    uint32_t k = 0;
+    SequenceNumber seq = 1000;
+    for (int i = 0; i < 400; ++i) {
+      const bool same = i > 0 && next(3) == 0;
+      if (!same) k += 1 + next(4);
+      const std::string u = user_key(k);
+      const std::string key = IKey(u, seq--);
+      Key e{same, 0, 0, next(8) == 0 ? 500 + next(10) : next(500)};
+      for (const FileMetaPtr& g : p.grandparents)
+        e.below += icmp_.Compare(g->largest.Encode(), key) < 0;
+      for (const std::string& bound : p.subcompaction_boundaries) e.bounds += bound <= u;
+      keys.push_back(e);
+    }
+    size_t i = 0;
+    while (i < keys.size()) {
+      const Key& e = keys[i];
+      ASSERT_EQ(one.ShouldStopBeforeCounted(e.same, e.below, e.bounds, e.size),
+                runs.ShouldStopBeforeCounted(e.same, e.below, e.bounds, e.size))
+          << round << " " << i;
+      ++i;
+      // A run of keys below the size limit after it.
+      size_t end = i;
+      const size_t want = next(12);
+      while (end < keys.size() && end - i < want && keys[end].size < p.max_output_file_size) ++end;
+      if (end == i) continue;
+      if (!runs.SkipCounted(keys[end - 1].below, keys[end - 1].bounds)) {
+        ++refused;
+        continue;  // the keys go one by one
+      }
+      ++taken;
+      for (; i < end; ++i) {
+        const Key& r = keys[i];
+        ASSERT_FALSE(one.ShouldStopBeforeCounted(r.same, r.below, r.bounds, r.size))
+            << round << " " << i;
+      }
+    }
+  }
+  EXPECT_GT(taken, 1000);
+  EXPECT_GT(refused, 100);
 }
 
 }  // namespace
