@@ -92,6 +92,9 @@ CompactJob::CompactJob(const CompactJobShape& shape)
   topt_.block_size = shape.block_size;
   topt_.bloom_bits_per_key = shape.bloom_bits_per_key;
   topt_.use_direct_writes = shape.direct_writes;
+  // Only the GPU executor reads with it (the CPU executor reads its inputs
+  // through the table cache, buffered).
+  topt_.direct_compaction_reads = shape.direct_reads;
 }
 
 size_t CompactJob::input_files() const {

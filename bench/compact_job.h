@@ -44,6 +44,7 @@ struct CompactJobShape {
   int bloom_bits_per_key = 10;
   int max_subcompactions = 1;  // GenSubcompactionBoundaries' k
   bool direct_writes = false;  // outputs: TableOptions::use_direct_writes
+  bool direct_reads = false;   // GPU executor's inputs: TableOptions::direct_compaction_reads
 };
 
 // One entry a correct compaction keeps (in output order).

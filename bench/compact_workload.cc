@@ -282,6 +282,7 @@ CompactResult BaseResult(const BenchFlags& flags, const CompactJob& job, const J
   CompactResult r;
   r.env = place.disk ? "disk:" + place.dbname : "mem";
   r.direct_writes = flags.compact_direct_writes;
+  r.direct_reads = flags.compact_direct_reads;
   r.fs_type = fs_type;
   r.subcompactions = static_cast<int>(job.compaction().subcompaction_boundaries().size() + 1);
   r.num = flags.num;
@@ -344,6 +345,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
   shape.bloom_bits_per_key = flags.profile.bloom_bits_per_key;
   shape.max_subcompactions = threads;
   shape.direct_writes = flags.compact_direct_writes;
+  shape.direct_reads = flags.compact_direct_reads;
 
   std::unique_ptr<accelkv::Env> mem_env;
   JobPlace place;
@@ -433,6 +435,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
       if (gpu != nullptr) {
         r.device = gpu->DeviceName();
         accelkv::CompactionJobSpec probe;
+        probe.table_options = job->table_options();  // direct reads: the arena's padding
         probe.compaction = &job->compaction();
         probe.internal_comparator = job->icmp();
         probe.snapshots = job->snapshots();
@@ -490,7 +493,8 @@ std::string CompactResultToJson(const CompactResult& r) {
       .Add("executor", r.executor)
       .Add("device", r.device)
       .Add("env", r.env)
-      .Add("direct_writes", r.direct_writes);
+      .Add("direct_writes", r.direct_writes)
+      .Add("direct_reads", r.direct_reads);
   if (!r.fs_type.empty()) j.Add("fs_type", r.fs_type);
   if (!r.skipped.empty()) j.Add("skipped", r.skipped);
   j.Add("threads", r.threads)

@@ -23,6 +23,7 @@ namespace accelkv_bench {
 struct CompactResult {
   std::string executor;        // "cpu", "gpu"
   bool direct_writes = false;  // outputs written with direct I/O (--compact-direct-writes)
+  bool direct_reads = false;   // GPU executor: inputs read with direct I/O (--compact-direct-reads)
   std::string device;          // "cpu", the GPU's name, "host-reference" (not a GPU)
   std::string skipped;         // why the executor did not run ("" when it ran)
   std::string env = "mem";     // "mem" or "disk:<--compact-dir>"

@@ -132,6 +132,13 @@ flags:
                           compact: both executors write the output tables with direct
                           I/O (Options::use_direct_io_for_flush_and_compaction; O_DIRECT
                           on a file system that takes it, with --compact-dir) (default false)
+  --compact-direct-reads BOOL
+                          compact: the GPU executor reads its input tables with direct I/O,
+                          straight into its pinned arena (TableOptions::
+                          direct_compaction_reads, as the database sets it from
+                          Options::use_direct_io_for_flush_and_compaction; O_DIRECT on a
+                          file system that takes it, with --compact-dir; the CPU executor
+                          reads buffered either way) (default false)
   --compact-dir PATH      compact: the job's input and output files on the file system
                           under PATH (made if missing; it must hold no table files), the
                           inputs dropped from the page cache before each run, outputs
@@ -193,6 +200,7 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
       {"l1-files", {false, int_setter(&f.l1_files, 0, 1 << 20)}},
       {"compact-warmup", {true, bool_setter(&f.compact_warmup)}},
       {"compact-direct-writes", {true, bool_setter(&f.compact_direct_writes)}},
+      {"compact-direct-reads", {true, bool_setter(&f.compact_direct_reads)}},
       {"compact-dir",
        {false,
         [&](const std::string& v) {

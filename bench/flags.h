@@ -47,6 +47,7 @@ struct BenchFlags {
   int l1_files = 16;
   bool compact_warmup = true;          // one untimed GPU run first
   bool compact_direct_writes = false;  // --compact-direct-writes: outputs with direct I/O
+  bool compact_direct_reads = false;   // --compact-direct-reads: GPU inputs with direct I/O
   std::string compact_dir;  // --compact-dir: the job's files on disk there ("": in memory)
   bool help = false;
 

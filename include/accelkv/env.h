@@ -68,6 +68,16 @@ struct RandomAccessFileOptions {
   // The file must not be truncated while open (a read past the new end would
   // fault). Default false.
   bool use_mmap_reads = false;
+  // Read with direct I/O where the Env can (PosixEnv: O_DIRECT, falling back
+  // to pread through the page cache on a file system that refuses it; Envs
+  // that cannot, such as the in-memory one, ignore it): bytes go from the
+  // device to the caller's memory without a copy through the page cache.
+  // A read whose offset, length and scratch address are all multiples of
+  // 4 KiB lands straight in scratch; any other read is still served (through
+  // an aligned bounce buffer and a copy). Prefetch does nothing (there is
+  // no page cache to fill). Takes precedence over use_mmap_reads (a mapping
+  // reads through the page cache). Default false.
+  bool use_direct_reads = false;
 };
 
 // How a WritableFile is opened (the part of RocksDB's EnvOptions that
@@ -93,8 +103,8 @@ class Env {
                                    std::unique_ptr<SequentialFile>* result) = 0;
   virtual Status NewRandomAccessFile(const std::string& fname,
                                      std::unique_ptr<RandomAccessFile>* result) = 0;
-  // As above, with options. The default ignores them (Envs that cannot map,
-  // such as the in-memory one).
+  // As above, with options. The default ignores them (Envs that can neither
+  // map nor read with direct I/O, such as the in-memory one).
   virtual Status NewRandomAccessFile(const std::string& fname,
                                      const RandomAccessFileOptions& options,
                                      std::unique_ptr<RandomAccessFile>* result) {

@@ -95,7 +95,10 @@ struct Options {
   // no copy into the page cache, so less CPU per byte written (the GPU
   // compaction executor writes its outputs from its pinned buffer with no
   // copy at all), and new tables do not push other data out of the page
-  // cache; reads of a new table then come from the disk. The WAL and the
+  // cache; reads of a new table then come from the disk. The GPU compaction
+  // executor also reads its input tables with direct I/O, straight from the
+  // disk into its pinned buffer (no copy out of the page cache); the CPU
+  // executor's and user reads stay buffered (or mapped). The WAL and the
   // MANIFEST stay buffered. Default false.
   bool use_direct_io_for_flush_and_compaction = false;
 

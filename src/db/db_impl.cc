@@ -66,6 +66,8 @@ DBImpl::DBImpl(const Options& raw_options, const std::string& dbname)
   table_options_.block_cache = block_cache_.get();
   table_options_.use_mmap_reads = options_.allow_mmap_reads;
   table_options_.use_direct_writes = options_.use_direct_io_for_flush_and_compaction;
+  // The GPU executor's reads of its input files (the table cache ignores it).
+  table_options_.direct_compaction_reads = options_.use_direct_io_for_flush_and_compaction;
   // Leave some descriptors for WAL, MANIFEST and the rest.
   table_cache_ = std::make_unique<TableCache>(dbname_, env_, table_options_,
                                               std::max(options_.max_open_files - 10, 10));

@@ -3,8 +3,11 @@
 // - SequentialFile reads with read(2).
 // - RandomAccessFile reads with pread(2), or, when the caller asks for
 //   use_mmap_reads, from a read-only mmap of the whole file while fewer than
-//   DefaultMmapLimit() mappings are live (posix_random_access_file.h). Read
-//   is safe for concurrent use either way (pread moves no shared offset).
+//   DefaultMmapLimit() mappings are live (posix_random_access_file.h), or,
+//   with use_direct_reads, with pread(2) on an O_DIRECT descriptor
+//   (posix_direct_random_access_file.h; a file system that refuses O_DIRECT
+//   gets the plain pread file). Read is safe for concurrent use in every
+//   case (pread moves no shared offset).
 // - WritableFile keeps a 64 KiB user-space buffer; Append copies into it and
 //   writes through when the data does not fit. Flush hands the buffer to the
 //   kernel with write(2); Sync = Flush + fdatasync(2).
@@ -27,6 +30,7 @@
 #include <thread>
 
 #include "accelkv/env.h"
+#include "env/posix_direct_random_access_file.h"
 #include "env/posix_direct_writable_file.h"
 #include "env/posix_io.h"
 #include "env/posix_random_access_file.h"
@@ -202,6 +206,11 @@ class PosixEnv final : public Env {
 
   Status NewRandomAccessFile(const std::string& fname, const RandomAccessFileOptions& options,
                              std::unique_ptr<RandomAccessFile>* result) override {
+    if (options.use_direct_reads) {
+      Status s = NewPosixDirectRandomAccessFile(fname, result);
+      if (!s.IsInvalidArgument()) return s;  // else: no O_DIRECT here, read buffered
+      return NewPosixRandomAccessFile(fname, /*use_mmap=*/false, &mmap_limiter_, result);
+    }
     return NewPosixRandomAccessFile(fname, options.use_mmap_reads, &mmap_limiter_, result);
   }
 

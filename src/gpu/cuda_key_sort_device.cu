@@ -308,24 +308,36 @@ class JobAllocations {
   std::vector<void*> ptrs_;
 };
 
-// A pinned host buffer grown on demand and reused.
+// A pinned host buffer grown on demand and reused, 4 KiB aligned: the file
+// arena takes O_DIRECT reads straight into it (job_input.cc, direct reads)
+// and the output buffer feeds O_DIRECT writes straight from it
+// (device_encoder.cc, direct writes). cudaHostAlloc returns page-aligned
+// memory in practice; should it not, the buffer is allocated again 4 KiB
+// larger and used from its first aligned byte.
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   ~PinnedBuffer() {
-    if (data_ != nullptr) cudaFreeHost(data_);
+    if (raw_ != nullptr) cudaFreeHost(raw_);
   }
   Status Get(uint64_t bytes, const char* stage, uint8_t** p) {
     if (bytes > capacity_) {
-      if (data_ != nullptr) cudaFreeHost(data_);
+      if (raw_ != nullptr) cudaFreeHost(raw_);
+      raw_ = nullptr;
       data_ = nullptr;
       capacity_ = 0;
+      const uint64_t n = std::max<uint64_t>(bytes, 1);
       void* raw = nullptr;
-      ACCELKV_CUDA_TRY(stage,
-                       cudaHostAlloc(&raw, std::max<uint64_t>(bytes, 1), cudaHostAllocDefault));
-      data_ = static_cast<uint8_t*>(raw);
+      ACCELKV_CUDA_TRY(stage, cudaHostAlloc(&raw, n, cudaHostAllocDefault));
+      if (reinterpret_cast<uintptr_t>(raw) % kAlignment != 0) {
+        cudaFreeHost(raw);
+        raw = nullptr;
+        ACCELKV_CUDA_TRY(stage, cudaHostAlloc(&raw, n + kAlignment - 1, cudaHostAllocDefault));
+      }
+      raw_ = static_cast<uint8_t*>(raw);
+      data_ = raw_ + (kAlignment - reinterpret_cast<uintptr_t>(raw) % kAlignment) % kAlignment;
       capacity_ = bytes;
     }
     *p = data_;
@@ -333,7 +345,9 @@ class PinnedBuffer {
   }
 
  private:
-  uint8_t* data_ = nullptr;
+  static constexpr uintptr_t kAlignment = 4096;
+  uint8_t* raw_ = nullptr;   // from cudaHostAlloc
+  uint8_t* data_ = nullptr;  // its first 4 KiB-aligned byte
   uint64_t capacity_ = 0;
 };
 

@@ -185,12 +185,20 @@ bool GpuCompactionExecutor::healthy() const {
   return NowMicros() >= unhealthy_until_micros_;
 }
 
-bool GpuCompactionExecutor::FitsWhole(const Compaction& c) const {
+bool GpuCompactionExecutor::FitsWhole(const CompactionJobSpec& spec) const {
   // Every data block holds at least one entry; plus filter and properties
   // blocks per table. The key arena's size is known only after decode (which
   // checks the budget again, exactly): estimated here as the input bytes,
-  // an over-estimate unless keys share long block prefixes.
-  const uint64_t bytes = c.TotalInputBytes();
+  // an over-estimate unless keys share long block prefixes. The bytes are
+  // the file arena's, with direct reads' alignment padding (exact:
+  // ArenaSpanBytes of each file, read whole).
+  const Compaction& c = *spec.compaction;
+  uint64_t bytes = 0;
+  for (int which = 0; which < 2; ++which) {
+    for (const FileMetaPtr& f : c.inputs(which)) {
+      bytes += gpu::ArenaSpanBytes(spec.table_options.direct_compaction_reads, 0, f->file_size);
+    }
+  }
   const uint64_t entries = JobEntries(c);
   const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
   return ChunkFits(bytes, entries, entries + 2 * files);
@@ -208,7 +216,7 @@ bool GpuCompactionExecutor::ShouldOffload(const CompactionJobSpec& spec) const {
   }
   const Compaction& c = *spec.compaction;
   if (c.TotalInputBytes() < options_.min_input_bytes) return false;
-  return FitsWhole(c) || !c.subcompaction_boundaries().empty();
+  return FitsWhole(spec) || !c.subcompaction_boundaries().empty();
 }
 
 bool GpuCompactionExecutor::NeedsChunkBoundaries(const CompactionJobSpec& spec) const {
@@ -217,7 +225,7 @@ bool GpuCompactionExecutor::NeedsChunkBoundaries(const CompactionJobSpec& spec) 
     return false;
   }
   const Compaction& c = *spec.compaction;
-  return c.TotalInputBytes() >= options_.min_input_bytes && !FitsWhole(c);
+  return c.TotalInputBytes() >= options_.min_input_bytes && !FitsWhole(spec);
 }
 
 Status GpuCompactionExecutor::ChunkBoundaries(const CompactionJobSpec& spec,
@@ -229,12 +237,14 @@ Status GpuCompactionExecutor::ChunkBoundaries(const CompactionJobSpec& spec,
   // Ranges that need at most half the budget beyond the fixed slack:
   // chunks group them up to the whole budget, and the exact check at decode
   // (the key arena's real size, here estimated as the input bytes) has room
-  // to spare.
+  // to spare. The bytes are a range's file arena, with direct reads'
+  // alignment padding.
   const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
   const uint64_t budget = device_->MemoryBudget();
   const uint64_t half = budget > slack ? (budget - slack) / 2 : 0;
   *boundaries = gpu::ChunkBoundaries(
       indexes, spec.compaction->subcompaction_boundaries(),
+      spec.table_options.direct_compaction_reads,
       [slack, half](uint64_t bytes, uint64_t entries, uint64_t blocks) {
         return gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, blocks) - slack <= half;
       });
@@ -274,7 +284,7 @@ Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
     return Status::NotSupported("gpu: the user comparator is not bytewise",
                                 spec.internal_comparator->user_comparator()->Name());
   }
-  if (FitsWhole(*spec.compaction) || spec.compaction->subcompaction_boundaries().empty()) {
+  if (FitsWhole(spec) || spec.compaction->subcompaction_boundaries().empty()) {
     // Too large without boundaries: decode says so.
     return RunPart(spec, nullptr, nullptr, nullptr, result);
   }
@@ -291,6 +301,7 @@ Status GpuCompactionExecutor::RunChunked(const CompactionJobSpec& spec,
   if (s.ok()) {
     s = gpu::PlanJobChunks(
         indexes, spec.compaction->subcompaction_boundaries(),
+        spec.table_options.direct_compaction_reads,
         [this](uint64_t bytes, uint64_t entries, uint64_t blocks) {
           return ChunkFits(bytes, entries, blocks);
         },
@@ -361,7 +372,9 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
                                   &result->cpu_seconds);
   result->stage_micros["read"] += gpu::MicrosSince(t);
   if (!s.ok()) return s;
-  result->bytes_read = input.keys.arena_size;
+  // The tables' bytes (the arena also holds direct reads' alignment padding).
+  result->bytes_read = 0;
+  for (const gpu::InputTable& table : input.tables) result->bytes_read += table.size;
 
   // "decode" (CPU: the tables' layouts in order, the key arena, flags),
   // "copy_in" (the file arena's copies' device time), "copy_in_wait" and

@@ -169,10 +169,12 @@ class GpuCompactionExecutor final : public CompactionExecutor {
                  const std::function<Status()>& before_output,
                  std::unique_ptr<gpu::PendingWrites>* defer, CompactionJobResult* result);
   // Whether the job fits the budget whole, estimated from the files'
-  // metadata (decode checks the exact figure).
-  bool FitsWhole(const Compaction& c) const;
-  // Whether a chunk of that many input bytes, entries and data blocks fits
-  // (the key arena estimated as the input bytes).
+  // metadata (with direct reads, the file arena's alignment padding
+  // included; decode checks the exact figure).
+  bool FitsWhole(const CompactionJobSpec& spec) const;
+  // Whether a chunk of that many file-arena bytes (the input bytes, plus
+  // direct reads' alignment padding), entries and data blocks fits (the
+  // key arena estimated as the same bytes).
   bool ChunkFits(uint64_t bytes, uint64_t entries, uint64_t blocks) const;
   // Device-encode mode for this job (see device_encode_max_avg_value),
   // from the validated data blocks' layouts (after ReadInputTables).

@@ -79,8 +79,10 @@ UserKeyRange RangeOf(const std::vector<std::string>& boundaries, size_t first_ra
 }
 
 // The chunk of key range `range`: every table's blocks that can hold its
-// keys, with the totals. parts may be null (only the totals).
-JobChunk ChunkOf(const std::vector<TableIndex>& indexes, UserKeyRange range, bool with_parts) {
+// keys, with the totals (the arena's as read with direct_reads or not).
+// Without with_parts, only the totals.
+JobChunk ChunkOf(const std::vector<TableIndex>& indexes, UserKeyRange range, bool direct_reads,
+                 bool with_parts) {
   JobChunk chunk;
   for (const TableIndex& t : indexes) {
     const auto [first, last] = BlocksOfRange(t, range);
@@ -94,6 +96,7 @@ JobChunk ChunkOf(const std::vector<TableIndex>& indexes, UserKeyRange range, boo
     // over-estimate: DecodeInputTables checks the exact figure).
     chunk.entries += (t.num_entries * size + table_bytes - 1) / table_bytes + (last - first + 1);
     chunk.bytes += size;
+    chunk.arena_bytes += ArenaSpanBytes(direct_reads, a.offset, size);
     chunk.blocks += last - first + 1;
     if (with_parts) {
       TablePart part;
@@ -129,22 +132,29 @@ Status ReadTableIndexes(const CompactionJobSpec& spec, std::vector<TableIndex>* 
 }
 
 void PrefetchChunk(const CompactionJobSpec& spec, const JobChunk& chunk) {
+  // Opened as the chunk's read will open them: with direct reads the hint
+  // is a no-op (the POSIX Env's direct file), since pages read into the
+  // page cache now would not serve the O_DIRECT reads and would only cost
+  // a second read from the disk.
+  RandomAccessFileOptions options;
+  options.use_direct_reads = spec.table_options.direct_compaction_reads;
   for (const TablePart& p : chunk.parts) {
     std::unique_ptr<RandomAccessFile> file;
-    if (spec.env->NewRandomAccessFile(TableFileName(spec.dbname, p.number), &file).ok()) {
+    if (spec.env->NewRandomAccessFile(TableFileName(spec.dbname, p.number), options, &file).ok()) {
       (void)file->Prefetch(p.file_offset, static_cast<size_t>(p.size));
     }
   }
 }
 
 Status PlanJobChunks(const std::vector<TableIndex>& indexes,
-                     const std::vector<std::string>& boundaries, const ChunkFits& fits,
-                     std::vector<JobChunk>* chunks) {
+                     const std::vector<std::string>& boundaries, bool direct_reads,
+                     const ChunkFits& fits, std::vector<JobChunk>* chunks) {
   chunks->clear();
   const size_t ranges = boundaries.size() + 1;
   auto fit = [&](size_t first, size_t last) {
-    const JobChunk c = ChunkOf(indexes, RangeOf(boundaries, first, last), /*with_parts=*/false);
-    return fits(c.bytes, c.entries, c.blocks);
+    const JobChunk c =
+        ChunkOf(indexes, RangeOf(boundaries, first, last), direct_reads, /*with_parts=*/false);
+    return fits(c.arena_bytes, c.entries, c.blocks);
   };
   for (size_t first = 0; first < ranges;) {
     if (!fit(first, first)) {
@@ -154,7 +164,8 @@ Status PlanJobChunks(const std::vector<TableIndex>& indexes,
     }
     size_t last = first;
     while (last + 1 < ranges && fit(first, last + 1)) ++last;
-    chunks->push_back(ChunkOf(indexes, RangeOf(boundaries, first, last), /*with_parts=*/true));
+    chunks->push_back(
+        ChunkOf(indexes, RangeOf(boundaries, first, last), direct_reads, /*with_parts=*/true));
     first = last + 1;
   }
   return Status::OK();
@@ -162,7 +173,7 @@ Status PlanJobChunks(const std::vector<TableIndex>& indexes,
 
 std::vector<std::string> ChunkBoundaries(const std::vector<TableIndex>& indexes,
                                          const std::vector<std::string>& existing,
-                                         const ChunkFits& fits) {
+                                         bool direct_reads, const ChunkFits& fits) {
   // Candidates: the blocks' distinct last user keys above the job's
   // smallest user key (a cut at or below it would leave an empty range).
   std::vector<std::string> candidates;
@@ -180,8 +191,8 @@ std::vector<std::string> ChunkBoundaries(const std::vector<TableIndex>& indexes,
                      std::upper_bound(candidates.begin(), candidates.end(), *smallest));
   }
   auto range_fits = [&](const UserKeyRange& r) {
-    const JobChunk c = ChunkOf(indexes, r, /*with_parts=*/false);
-    return fits(c.bytes, c.entries, c.blocks);
+    const JobChunk c = ChunkOf(indexes, r, direct_reads, /*with_parts=*/false);
+    return fits(c.arena_bytes, c.entries, c.blocks);
   };
   // Between two of the job's boundaries (segments), cut greedily: from the
   // last cut, the largest candidate whose range up to it still fits (the

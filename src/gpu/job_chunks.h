@@ -47,7 +47,10 @@ Status ReadTableIndexes(const CompactionJobSpec& spec, std::vector<TableIndex>* 
 
 // Hints the file system to start reading the chunk's parts
 // (RandomAccessFile::Prefetch), so that a chunk's reads from disk overlap
-// the work on the chunk before it. Errors are ignored: a hint.
+// the work on the chunk before it. Errors are ignored: a hint. With
+// TableOptions::direct_compaction_reads the files are opened for direct
+// reads, whose Prefetch does nothing on the POSIX Env (the O_DIRECT reads
+// would not use the page cache it fills).
 struct JobChunk;
 void PrefetchChunk(const CompactionJobSpec& spec, const JobChunk& chunk);
 
@@ -57,31 +60,40 @@ struct JobChunk {
   UserKeyRange range;
   std::vector<TablePart> parts;  // input order; tables with no block in range left out
   uint64_t bytes = 0;            // the parts' sizes
-  uint64_t entries = 0;          // estimated: each table's entries pro rata of its blocks' bytes
+  // The file arena the chunk's read needs (ReadInputTables): bytes, plus
+  // with direct reads each part's padding to its 4 KiB-aligned cover
+  // (ArenaSpanBytes).
+  uint64_t arena_bytes = 0;
+  uint64_t entries = 0;  // estimated: each table's entries pro rata of its blocks' bytes
   uint64_t blocks = 0;
 };
 
-// Whether a chunk of that many bytes, estimated entries and data blocks
-// fits the device (KeySortDevice::BytesNeeded against the budget).
+// Whether a chunk whose read needs that many file-arena bytes
+// (JobChunk::arena_bytes: its parts' bytes, plus direct reads' alignment
+// padding), with that many estimated entries and data blocks, fits the
+// device (KeySortDevice::BytesNeeded against the budget).
 using ChunkFits = std::function<bool(uint64_t bytes, uint64_t entries, uint64_t blocks)>;
 
 // Groups the ranges that the boundaries (ascending user keys) cut the job
 // into: each chunk takes as many consecutive ranges as fit, in key order.
-// NotSupported when a single range does not fit (not a device failure: the
-// caller runs the job on the CPU).
+// direct_reads: the chunks are read with TableOptions::
+// direct_compaction_reads (their arena_bytes, which fits is asked about,
+// count the alignment padding). NotSupported when a single range does not
+// fit (not a device failure: the caller runs the job on the CPU).
 Status PlanJobChunks(const std::vector<TableIndex>& indexes,
-                     const std::vector<std::string>& boundaries, const ChunkFits& fits,
-                     std::vector<JobChunk>* chunks);
+                     const std::vector<std::string>& boundaries, bool direct_reads,
+                     const ChunkFits& fits, std::vector<JobChunk>* chunks);
 
 // Boundaries that cut the job into ranges that each fit: the existing ones
 // (ascending, kept) plus, between them, greedy cuts at the input blocks'
 // last user keys, each range as long as fits() holds for it (estimated as
 // PlanJobChunks does, with the blocks at its edges); ascending and
 // distinct. A range that cannot be cut smaller (one user key with more
-// bytes) is left as it is: PlanJobChunks then refuses it.
+// bytes) is left as it is: PlanJobChunks then refuses it. direct_reads as
+// for PlanJobChunks.
 std::vector<std::string> ChunkBoundaries(const std::vector<TableIndex>& indexes,
                                          const std::vector<std::string>& existing,
-                                         const ChunkFits& fits);
+                                         bool direct_reads, const ChunkFits& fits);
 
 }  // namespace gpu
 }  // namespace accelkv

@@ -27,14 +27,28 @@ std::string TableError(uint64_t number, const char* what) {
   return "table file " + std::to_string(number) + ": " + what;
 }
 
-// Reads the file's bytes [offset, offset + size) into dst.
-Status ReadFileRange(Env* env, const std::string& fname, uint64_t offset, uint64_t size,
-                     uint8_t* dst) {
+// Where one table's read goes: file bytes [file_offset, file_offset + size)
+// into arena[arena_offset, ...), of which the first `needed` bytes must
+// exist in the file (the rest, with direct reads, is the aligned cover's
+// tail past the table's bytes, possibly past the end of the file).
+struct TableRead {
+  uint64_t arena_offset = 0;
+  uint64_t file_offset = 0;
+  uint64_t size = 0;
+  uint64_t needed = 0;
+};
+
+// Reads the file's bytes [r.file_offset, r.file_offset + r.size) into dst,
+// as far as the file goes; fewer than r.needed bytes is Corruption.
+Status ReadFileRange(Env* env, const std::string& fname, const RandomAccessFileOptions& options,
+                     const TableRead& r, uint8_t* dst) {
   std::unique_ptr<RandomAccessFile> file;
-  Status s = env->NewRandomAccessFile(fname, &file);
+  Status s = env->NewRandomAccessFile(fname, options, &file);
   if (!s.ok()) return s;
+  const uint64_t offset = r.file_offset;
+  const uint64_t size = r.size;
   uint64_t done = 0;
-  while (done < size) {
+  while (done < r.needed) {
     const size_t n = static_cast<size_t>(std::min(kReadChunk, size - done));
     char* scratch = reinterpret_cast<char*>(dst + done);
     Slice got;
@@ -205,25 +219,50 @@ void JobInput::Clear() {
   keys.snapshots.clear();
   keys.fixed_key_size = 0;
   decode.blocks.clear();
+  out_of_range = 0;  // a whole job after a chunk of another marks none
 }
 
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
                        const std::vector<TablePart>* parts, JobInput* input,
                        double* helper_cpu_seconds) {
   const Compaction* c = spec.compaction;
-  uint64_t total = 0;
   if (parts == nullptr) {
     for (int which = 0; which < 2; ++which) {
       for (const FileMetaPtr& f : c->inputs(which)) {
-        input->tables.push_back(InputTable{f->number, total, f->file_size, 0});
-        total += f->file_size;
+        input->tables.push_back(InputTable{f->number, 0, f->file_size, 0});
       }
     }
   } else {
     for (const TablePart& p : *parts) {
-      input->tables.push_back(InputTable{p.number, total, p.size, p.file_offset});
-      total += p.size;
+      input->tables.push_back(InputTable{p.number, 0, p.size, p.file_offset});
     }
+  }
+  // The arena's layout. Buffered: the tables back to back, each read is
+  // its bytes. Direct reads: each table gets a span of the arena that
+  // starts at a multiple of kDirectReadAlignment (the arena itself is page
+  // aligned: HostArena), into which the aligned cover of its bytes,
+  // [AlignDown(file_offset), AlignUp(file_offset + size)), is read, so that
+  // the whole read goes from the disk straight into the arena; the table's
+  // bytes are then at span + file_offset % alignment (InputTable::offset,
+  // which every later stage uses). The spans follow one another and cover
+  // [0, total), so staging them all stages every byte of the arena (the
+  // device skips its whole-arena upload only then). Up to
+  // 2 * (alignment - 1) bytes of padding per table (ArenaSpanBytes, which
+  // the executor's budget estimates use too).
+  const bool direct = spec.table_options.direct_compaction_reads;
+  RandomAccessFileOptions file_options;
+  file_options.use_direct_reads = direct;
+  std::vector<TableRead> reads(input->tables.size());
+  uint64_t total = 0;
+  for (size_t i = 0; i < input->tables.size(); ++i) {
+    InputTable& t = input->tables[i];
+    TableRead& r = reads[i];
+    r.arena_offset = total;
+    r.file_offset = direct ? DirectReadAlignDown(t.file_offset) : t.file_offset;
+    r.size = ArenaSpanBytes(direct, t.file_offset, t.size);
+    r.needed = t.file_offset + t.size - r.file_offset;
+    t.offset = total + (t.file_offset - r.file_offset);
+    total += r.size;
   }
   uint8_t* arena = nullptr;
   Status s = device->HostArena(std::max<uint64_t>(total, 1), &arena);
@@ -241,13 +280,15 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   input->table_blocks.resize(nt);
   *helper_cpu_seconds += ParallelFor(nt, FileThreads(nt), [&](size_t i) {
     const InputTable& t = input->tables[i];
-    status[i] = ReadFileRange(spec.env, TableFileName(spec.dbname, t.number), t.file_offset, t.size,
-                              arena + t.offset);
+    const TableRead& r = reads[i];
+    status[i] = ReadFileRange(spec.env, TableFileName(spec.dbname, t.number), file_options, r,
+                              arena + r.arena_offset);
     if (!status[i].ok()) return;
     {
       std::lock_guard<std::mutex> l(stage_mu);
       // A failed StageRange cancelled the staging: later files are not staged.
-      if (staging) staging = device->StageRange(t.offset, t.size).ok();
+      // The table's whole span (with direct reads, its padding too).
+      if (staging) staging = device->StageRange(r.arena_offset, r.size).ok();
     }
     TableBlocks& found = input->table_blocks[i];
     TableDecoder decoder(arena, t, &found);

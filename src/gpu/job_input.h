@@ -30,9 +30,38 @@
 namespace accelkv {
 namespace gpu {
 
+// With TableOptions::direct_compaction_reads each table's read starts at a
+// multiple of this in the file and in the file arena (the POSIX Env's
+// O_DIRECT alignment, kDirectIoAlignment).
+inline constexpr uint64_t kDirectReadAlignment = 4096;
+
+inline uint64_t DirectReadAlignDown(uint64_t v) {
+  return v / kDirectReadAlignment * kDirectReadAlignment;
+}
+inline uint64_t DirectReadAlignUp(uint64_t v) {
+  return DirectReadAlignDown(v + kDirectReadAlignment - 1);
+}
+
+// The file-arena bytes ReadInputTables gives a table (or part) whose bytes
+// are [file_offset, file_offset + size): size, or with direct reads the
+// size of their aligned cover [AlignDown(file_offset), AlignUp(file_offset
+// + size)), at most 2 * (kDirectReadAlignment - 1) more. The executor's
+// budget estimates count the arena with it (FitsWhole, and the chunk
+// planning: JobChunk::arena_bytes), so they include the padding exactly,
+// as the check at decode (BytesNeeded of the arena's real size) does.
+inline uint64_t ArenaSpanBytes(bool direct_reads, uint64_t file_offset, uint64_t size) {
+  if (!direct_reads) return size;
+  return DirectReadAlignUp(file_offset + size) - DirectReadAlignDown(file_offset);
+}
+
 struct InputTable {
   uint64_t number = 0;
-  uint64_t offset = 0;  // in the arena
+  // Of its first byte in the arena. Buffered reads pack the tables back to
+  // back; with direct reads a table starts file_offset % kDirectReadAlignment
+  // bytes into its aligned span (ReadInputTables). Either way the tables
+  // ascend in the arena (TableAt), and no code assumes one ends where the
+  // next starts.
+  uint64_t offset = 0;
   uint64_t size = 0;
   uint64_t file_offset = 0;  // of its first byte in the file (0: read whole)
 };
@@ -114,9 +143,12 @@ Status DecodeIndexBlock(const char* contents, size_t size, uint64_t data_end,
 // Reads every input file of spec.compaction (level inputs, then
 // output-level inputs) into device->HostArena, on up to FileThreads
 // threads, and stages the file arena on the device as the files come in:
-// BeginStaging (its size is the files' sizes from their metadata), then on
+// BeginStaging (its size is the files' sizes from their metadata, plus the
+// alignment padding with spec.table_options.direct_compaction_reads, when
+// every file is read with RandomAccessFileOptions::use_direct_reads as its
+// 4 KiB-aligned cover into a 4 KiB-aligned span of the arena), then on
 // each reader thread, as soon as its file is read, StageRange of the
-// file's part (under a mutex) and the validation of the table's layout
+// file's span (under a mutex) and the validation of the table's layout
 // (footer, index block, every data block's layout) into
 // input->table_blocks, while the device copies. The first read failure in
 // file order is returned, after CancelStaging; a validation failure is

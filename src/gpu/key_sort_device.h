@@ -365,7 +365,9 @@ class KeySortDevice {
   // Device bytes a job of this shape needs, for the budget check: both
   // arenas (held from copy_in to the end of the encode) plus the larger of
   // the sort phase (per-entry arrays, sort scratch) and the encode phase
-  // (the output data blocks and the plan).
+  // (the output data blocks and the plan). arena_bytes is the whole file
+  // arena, with direct reads' alignment padding (job_input.h,
+  // ArenaSpanBytes): the padding is counted, not left to the fixed slack.
   static uint64_t BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_bytes, uint64_t entries,
                               uint64_t blocks);
 

@@ -27,6 +27,14 @@ struct TableOptions {
   // WritableFileOptions::use_direct_writes (Options::
   // use_direct_io_for_flush_and_compaction).
   bool use_direct_writes = false;
+  // The GPU compaction executor reads its input table files (or a chunk's
+  // byte ranges of them) with RandomAccessFileOptions::use_direct_reads
+  // (O_DIRECT on the POSIX Env), straight into its page-aligned file arena,
+  // each table's read aligned to 4 KiB (src/gpu/job_input.cc). Set by the
+  // database from Options::use_direct_io_for_flush_and_compaction. Nothing
+  // else reads with it: the table cache (user reads, and the CPU executor's
+  // per-block reads) keeps its buffered or mapped reads.
+  bool direct_compaction_reads = false;
 };
 
 }  // namespace accelkv

@@ -175,6 +175,47 @@ TEST(CompactWorkload, OnDiskVerifiesAndCleansUp) {
   EXPECT_NE(std::string::npos, human4.str().find("--compact-dir")) << human4.str();
 }
 
+// --compact-direct-reads and --compact-direct-writes on the file system:
+// the GPU executor (host reference device) reads its inputs with direct
+// I/O, both executors write theirs with it, and the outputs verify; the
+// JSON says so.
+TEST(CompactWorkload, DirectReadsAndWritesOnDiskVerify) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("accelkv-compact-direct-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string dir_flag = "--compact-dir=" + dir.string();
+  BenchFlags f;
+  std::string error;
+  ASSERT_TRUE(Parse({"--workload=compact", "--executor=cpu,gpu", "--num=6000", "--value-size=32",
+                     "--threads=2", "--target-file-size=65536", "--compact-direct-reads=true",
+                     "--compact-direct-writes=true", dir_flag.c_str(), "--quiet"},
+                    &f, &error))
+      << error;
+  EXPECT_TRUE(f.compact_direct_reads);
+  EXPECT_TRUE(f.compact_direct_writes);
+  ::setenv("ACCELKV_GPU_DEVICE", "host", 1);
+  std::ostringstream human, json;
+  std::vector<CompactResult> results;
+  const int status = RunCompactWorkload(f, human, &json, &results);
+  ::unsetenv("ACCELKV_GPU_DEVICE");
+  ASSERT_EQ(0, status) << human.str();
+  ASSERT_EQ(2u, results.size());
+  for (const CompactResult& r : results) {
+    EXPECT_TRUE(r.skipped.empty()) << r.skipped;
+    EXPECT_TRUE(r.verified) << r.executor << ": " << r.error;
+    EXPECT_TRUE(r.direct_reads);
+    EXPECT_TRUE(r.direct_writes);
+  }
+  const std::string lines = json.str();
+  EXPECT_NE(std::string::npos, lines.find("\"direct_reads\":true")) << lines;
+  EXPECT_NE(std::string::npos, lines.find("\"direct_writes\":true")) << lines;
+  EXPECT_FALSE(fs::exists(dir));
+  BenchFlags d;
+  ASSERT_TRUE(Parse({"--workload=compact"}, &d, &error)) << error;
+  EXPECT_FALSE(d.compact_direct_reads);
+}
+
 }  // namespace
 }  // namespace accelkv_bench
 

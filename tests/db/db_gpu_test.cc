@@ -19,6 +19,7 @@
 #include "accelkv/db.h"
 #include "accelkv/write_batch.h"
 #include "db/db_test_util.h"
+#include "env/posix_direct_random_access_file.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/key_sort_device.h"
 #include "testutil/test_util.h"
@@ -160,21 +161,53 @@ TEST_F(DBGpuTest, JobsLargerThanTheDeviceBudgetRunInChunks) {
 }
 
 // Options::use_direct_io_for_flush_and_compaction: flushes and compactions
-// (on the GPU executor, and with gpu_compaction off on the CPU executor)
-// write their tables with O_DIRECT on the POSIX Env; the database matches
-// its model, also after reopening.
+// (on the GPU executor, whole and in chunks, and with gpu_compaction off on
+// the CPU executor) write their tables with O_DIRECT on the POSIX Env, and
+// the GPU executor reads its input tables (or a chunk's parts of them) with
+// O_DIRECT too, every read aligned and straight into its arena; the
+// database matches its model, also after reopening.
 TEST_F(DBGpuTest, DirectIoForFlushAndCompactionLosesNothing) {
-  for (const bool gpu : {true, false}) {
-    SCOPED_TRACE(gpu ? "gpu executor" : "cpu executor");
+  // Whether the file system under the test directory takes O_DIRECT (else
+  // the Env falls back to buffered files, which must lose nothing either).
+  const std::string probe_file = tmp_.File("probe");
+  ASSERT_TRUE(WriteStringToFile(Env::Default(), "probe", probe_file, false).ok());
+  std::unique_ptr<RandomAccessFile> probe;
+  const bool direct = NewPosixDirectRandomAccessFile(probe_file, &probe).ok();
+  probe.reset();
+  const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
+  const struct {
+    const char* name;
+    bool gpu;
+    bool chunked;
+  } configs[] = {{"gpu executor", true, false},
+                 {"gpu executor in chunks", true, true},
+                 {"cpu executor", false, false}};
+  for (const auto& config : configs) {
+    SCOPED_TRACE(config.name);
     model_.clear();
-    const std::string dbname = tmp_.File(gpu ? "db-gpu" : "db-cpu");
+    const std::string dbname = tmp_.File(std::string("db-") + config.name);
     Options options = GpuOptions();
     options.use_direct_io_for_flush_and_compaction = true;
-    if (!gpu) options.gpu_compaction = GpuCompaction::kOff;
+    if (!config.gpu) options.gpu_compaction = GpuCompaction::kOff;
+    if (config.chunked) {
+      // 1 MiB beyond the slack (JobsLargerThanTheDeviceBudgetRunInChunks
+      // has 256 KiB): a chunk's parts are read as their aligned covers, up
+      // to 8 KiB more each, and a range over many tables needs that room.
+      ::setenv("ACCELKV_GPU_MEMORY_LIMIT", std::to_string(slack + (1 << 20)).c_str(), 1);
+    }
     std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(options, dbname, &db).ok());
+    const Status s = DB::Open(options, dbname, &db);
+    ::unsetenv("ACCELKV_GPU_MEMORY_LIMIT");
+    ASSERT_TRUE(s.ok()) << S(s);
+    const DirectReadCounts before = GetDirectReadCounts();
     ASSERT_NO_FATAL_FAILURE(Load(db.get(), test::TestSeed(), 20000, 3000));
-    EXPECT_EQ(gpu, GpuExecutorCounter(db.get(), "jobs") > 0);
+    const DirectReadCounts after = GetDirectReadCounts();
+    EXPECT_EQ(config.gpu, GpuExecutorCounter(db.get(), "jobs") > 0);
+    EXPECT_EQ(0u, GpuExecutorCounter(db.get(), "fallbacks"));
+    EXPECT_EQ(config.chunked, GpuExecutorCounter(db.get(), "chunked_jobs") > 0);
+    // Only the GPU executor reads with O_DIRECT, and only aligned reads.
+    EXPECT_EQ(config.gpu && direct, after.aligned > before.aligned);
+    EXPECT_EQ(before.bounced, after.bounced);
     ASSERT_NO_FATAL_FAILURE(ExpectMatchesModelAcrossReopen(options, dbname, &db));
   }
 }

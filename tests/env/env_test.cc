@@ -1,6 +1,7 @@
 // Behaviour shared by PosixEnv (Env::Default()) and MemEnv: one suite,
-// parameterized over both, and over PosixEnv with mmap reads (random-access
-// files opened with RandomAccessFileOptions::use_mmap_reads).
+// parameterized over both, and over PosixEnv with mmap reads and with direct
+// reads (random-access files opened with RandomAccessFileOptions::
+// use_mmap_reads, use_direct_reads).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +18,7 @@
 namespace accelkv {
 namespace {
 
-enum class EnvKind { kPosix, kPosixMmap, kMem };
+enum class EnvKind { kPosix, kPosixMmap, kPosixDirect, kMem };
 
 class EnvTest : public ::testing::TestWithParam<EnvKind> {
  protected:
@@ -39,6 +40,7 @@ class EnvTest : public ::testing::TestWithParam<EnvKind> {
   Status OpenRandom(const std::string& fname, std::unique_ptr<RandomAccessFile>* f) {
     RandomAccessFileOptions options;
     options.use_mmap_reads = GetParam() == EnvKind::kPosixMmap;
+    options.use_direct_reads = GetParam() == EnvKind::kPosixDirect;
     return env_->NewRandomAccessFile(fname, options, f);
   }
 
@@ -307,13 +309,16 @@ TEST_P(EnvTest, Clock) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Envs, EnvTest,
-                         ::testing::Values(EnvKind::kPosix, EnvKind::kPosixMmap, EnvKind::kMem),
+                         ::testing::Values(EnvKind::kPosix, EnvKind::kPosixMmap,
+                                           EnvKind::kPosixDirect, EnvKind::kMem),
                          [](const ::testing::TestParamInfo<EnvKind>& info) {
                            switch (info.param) {
                              case EnvKind::kPosix:
                                return "Posix";
                              case EnvKind::kPosixMmap:
                                return "PosixMmap";
+                             case EnvKind::kPosixDirect:
+                               return "PosixDirect";
                              case EnvKind::kMem:
                                break;
                            }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "env/posix_direct_random_access_file.h"
 #include "testutil/test_util.h"
 #include "util/random.h"
 
@@ -152,6 +153,36 @@ TEST_P(FaultInjectionEnvTest, MmapReadsReachTheBaseAndStillFault) {
   EXPECT_EQ(0u, r.size());
   env_->SetFailure(FaultKind::kOpenReadable, 0, /*one_shot=*/true, "m");
   EXPECT_TRUE(IsInjected(env_->NewRandomAccessFile(Path("m"), options, &ra)));
+  EXPECT_EQ(nullptr, ra);
+}
+
+// use_direct_reads reaches the base Env (PosixEnv: an O_DIRECT file where
+// the file system takes it, whose reads the counts show), and injected
+// faults still strike such a file's opens and reads.
+TEST_P(FaultInjectionEnvTest, DirectReadsReachTheBaseAndStillFault) {
+  Random rnd(test::TestSeed());
+  const std::string data = test::RandomString(&rnd, 3 * 4096 + 10);
+  ASSERT_TRUE(WriteStringToFile(base_, data, Path("d"), false).ok());
+  std::unique_ptr<RandomAccessFile> probe;
+  const bool direct =
+      GetParam() == BaseKind::kPosix && NewPosixDirectRandomAccessFile(Path("d"), &probe).ok();
+  probe.reset();
+  RandomAccessFileOptions options;
+  options.use_direct_reads = true;
+  std::unique_ptr<RandomAccessFile> ra;
+  ASSERT_TRUE(env_->NewRandomAccessFile(Path("d"), options, &ra).ok());
+  std::string scratch(8192, '\0');
+  Slice r;
+  const DirectReadCounts before = GetDirectReadCounts();
+  ASSERT_TRUE(ra->Read(4090, 8192, &r, scratch.data()).ok());
+  EXPECT_TRUE(data.substr(4090, 8192) == r.ToString());
+  const DirectReadCounts after = GetDirectReadCounts();
+  EXPECT_EQ(direct ? 1u : 0u, after.bounced - before.bounced);
+  env_->SetFailure(FaultKind::kRead, 0, /*one_shot=*/true);
+  EXPECT_TRUE(IsInjected(ra->Read(0, 3, &r, scratch.data())));
+  EXPECT_EQ(0u, r.size());
+  env_->SetFailure(FaultKind::kOpenReadable, 0, /*one_shot=*/true, "d");
+  EXPECT_TRUE(IsInjected(env_->NewRandomAccessFile(Path("d"), options, &ra)));
   EXPECT_EQ(nullptr, ra);
 }
 

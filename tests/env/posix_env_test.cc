@@ -13,10 +13,15 @@
 #include <cstdlib>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
+#include <thread>
+#include <vector>
+
 #include "accelkv/env.h"
+#include "env/posix_direct_random_access_file.h"
 #include "testutil/test_util.h"
 #include "util/random.h"
 
@@ -155,6 +160,219 @@ TEST(PosixEnv, DirectWritesHoldExactlyTheBytesAppended) {
     ASSERT_EQ(expected.size(), got.size());
     ASSERT_TRUE(got == expected);
   }
+}
+
+// RandomAccessFileOptions::use_direct_reads (posix_direct_random_access_file.h).
+class DirectReadTest : public testing::Test {
+ protected:
+  static constexpr size_t kAlign = 4096;
+
+  // Writes data to a fresh file and opens it with use_direct_reads through
+  // Env::Default(); *direct says whether the file system took O_DIRECT (on
+  // one that refuses it the Env falls back to the pread file, which must
+  // read the same bytes).
+  std::unique_ptr<RandomAccessFile> Open(const std::string& name, const std::string& data,
+                                         bool* direct) {
+    const std::string fname = dir_.File(name);
+    EXPECT_TRUE(WriteStringToFile(Env::Default(), data, fname, /*sync=*/false).ok());
+    std::unique_ptr<RandomAccessFile> probe;
+    const Status p = NewPosixDirectRandomAccessFile(fname, &probe);
+    EXPECT_TRUE(p.ok() || p.IsInvalidArgument()) << p.ToString();
+    *direct = p.ok();
+    RandomAccessFileOptions options;
+    options.use_direct_reads = true;
+    std::unique_ptr<RandomAccessFile> f;
+    const Status s = Env::Default()->NewRandomAccessFile(fname, options, &f);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return f;
+  }
+
+  // Reads n bytes at offset into buf + at and checks them against data: the
+  // bytes that exist (none past the end), in scratch, and nothing written
+  // past scratch + n.
+  static void ExpectRead(const RandomAccessFile& f, const std::string& data, uint64_t offset,
+                         size_t n, char* buf, size_t at) {
+    SCOPED_TRACE("read of " + std::to_string(n) + " at " + std::to_string(offset) +
+                 " into scratch + " + std::to_string(at));
+    char* scratch = buf + at;
+    std::memset(scratch + n, 0x5a, 64);
+    Slice r;
+    const Status s = f.Read(offset, n, &r, scratch);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const size_t expect = offset >= data.size() ? 0 : std::min<size_t>(n, data.size() - offset);
+    ASSERT_EQ(expect, r.size());
+    EXPECT_EQ(scratch, r.data());
+    if (expect > 0) {
+      ASSERT_TRUE(std::memcmp(r.data(), data.data() + offset, expect) == 0);
+    }
+    for (size_t i = 0; i < 64; ++i) ASSERT_EQ(0x5a, static_cast<unsigned char>(scratch[n + i]));
+  }
+
+  test::TempDir dir_;
+};
+
+// Every kind of request returns exactly the file's bytes: aligned or not
+// (offset, length, scratch address), across 4 KiB boundaries and the 1 MiB
+// bounce buffer's pieces, zero-length, at and past the end, and aligned
+// reads whose cover ends past the end of the file (a short O_DIRECT count).
+// The aligned requests take the zero-copy path, the others the bounce
+// buffer.
+TEST_F(DirectReadTest, AnyRequestReturnsTheFilesBytes) {
+  Random rnd(test::TestSeed());
+  // Sizes: not a multiple of 4 KiB (a partial last block), a multiple, and
+  // smaller than one block.
+  for (size_t size : {size_t{2600000} + rnd.Uniform(kAlign), size_t{64} * kAlign, size_t{1000}}) {
+    SCOPED_TRACE("file of " + std::to_string(size) + " bytes");
+    const std::string data = test::RandomString(&rnd, size);
+    bool direct = false;
+    std::unique_ptr<RandomAccessFile> f = Open("direct-" + std::to_string(size), data, &direct);
+    ASSERT_NE(nullptr, f);
+    const size_t cap = (3u << 20) + 2 * kAlign;
+    std::unique_ptr<char, decltype(&std::free)> buf(
+        static_cast<char*>(std::aligned_alloc(kAlign, cap + kAlign)), &std::free);
+    const DirectReadCounts before = GetDirectReadCounts();
+    // The edges, then random requests.
+    const uint64_t end = size;
+    const uint64_t last_block = end / kAlign * kAlign;
+    struct Request {
+      uint64_t offset;
+      size_t n;
+      size_t at;
+    };
+    std::vector<Request> requests = {
+        {0, 0, 0},
+        {0, 0, 1},
+        {end, 0, 0},
+        {end, 10, 3},
+        {end, kAlign, 0},
+        {end + 5000, 10, 0},
+        {uint64_t{1} << 40, kAlign, 0},
+        {last_block, kAlign, 0},
+        {last_block, 2 * kAlign, 0},
+        {0, end, 0},
+        {0, end, 7},
+        {1, end, 0},
+        {4095, 2, 0},
+        {kAlign - 1, kAlign + 2, kAlign - 1},
+        {0, kAlign, 0},
+        {kAlign, kAlign, 1},
+        {end - 1, 1, 0},
+        {end - 1, 2 * kAlign, 0},
+        {end > 5000 ? end - 5000 : 0, 1 << 20, 0},
+    };
+    for (int i = 0; i < 400; ++i) {
+      Request q;
+      q.offset = rnd.OneIn(2) ? kAlign * rnd.Uniform(end / kAlign + 2) : rnd.Uniform(end + 9000);
+      q.n = rnd.OneIn(2) ? kAlign * rnd.Uniform(rnd.OneIn(8) ? 640 : 6)
+                         : static_cast<size_t>(rnd.Uniform(rnd.OneIn(8) ? 2600000 : 20000));
+      q.at = rnd.OneIn(2) ? 0 : rnd.Uniform(kAlign);
+      requests.push_back(q);
+    }
+    for (const Request& q : requests) {
+      ASSERT_LE(q.at + q.n, cap);
+      ExpectRead(*f, data, q.offset, q.n, buf.get(), q.at);
+      if (HasFatalFailure()) return;
+    }
+    const DirectReadCounts after = GetDirectReadCounts();
+    if (direct) {
+      // Both paths ran (a zero-length read takes neither).
+      EXPECT_LT(before.aligned + 20, after.aligned);
+      EXPECT_LT(before.bounced + 20, after.bounced);
+    } else {
+      std::printf("O_DIRECT refused under %s: the pread fallback was tested\n",
+                  dir_.path().c_str());
+    }
+  }
+}
+
+// Which path a request takes: all of offset, length and scratch aligned ->
+// straight into scratch; any one unaligned -> the bounce buffer.
+TEST_F(DirectReadTest, AlignedRequestsGoStraightToScratch) {
+  Random rnd(test::TestSeed());
+  const std::string data = test::RandomString(&rnd, 5 * kAlign + 100);
+  bool direct = false;
+  std::unique_ptr<RandomAccessFile> f = Open("paths", data, &direct);
+  ASSERT_NE(nullptr, f);
+  if (!direct) GTEST_SKIP() << "O_DIRECT refused under " << dir_.path();
+  std::unique_ptr<char, decltype(&std::free)> buf(
+      static_cast<char*>(std::aligned_alloc(kAlign, 8 * kAlign)), &std::free);
+  const struct {
+    uint64_t offset;
+    size_t n;
+    size_t at;
+    bool aligned;
+  } cases[] = {{0, kAlign, 0, true},
+               {kAlign, 2 * kAlign, 0, true},
+               {4 * kAlign, 2 * kAlign, 0, true},  // through the end: a short count
+               {1, kAlign, 0, false},
+               {0, kAlign - 1, 0, false},
+               {0, kAlign, 512, false},
+               {5 * kAlign, 100, 0, false}};
+  for (const auto& c : cases) {
+    const DirectReadCounts before = GetDirectReadCounts();
+    ExpectRead(*f, data, c.offset, c.n, buf.get(), c.at);
+    const DirectReadCounts after = GetDirectReadCounts();
+    EXPECT_EQ(c.aligned ? 1u : 0u, after.aligned - before.aligned) << c.offset << "+" << c.n;
+    EXPECT_EQ(c.aligned ? 0u : 1u, after.bounced - before.bounced) << c.offset << "+" << c.n;
+  }
+  EXPECT_TRUE(f->Prefetch(0, data.size()).ok());
+  EXPECT_TRUE(f->Prefetch(1, 12345).ok());
+}
+
+// Read is safe for concurrent use: threads reading random ranges of one
+// file, aligned and not, all get the file's bytes.
+TEST_F(DirectReadTest, ConcurrentReadsGetTheFilesBytes) {
+  const uint64_t seed = test::TestSeed();
+  Random rnd(seed);
+  const std::string data = test::RandomString(&rnd, (1u << 20) + 777);
+  bool direct = false;
+  std::unique_ptr<RandomAccessFile> f = Open("concurrent", data, &direct);
+  ASSERT_NE(nullptr, f);
+  constexpr int kThreads = 4;
+  std::vector<int> bad(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Random r(seed + static_cast<uint64_t>(t) + 1);
+      const size_t cap = 73 * kAlign;  // aligned_alloc takes a multiple of the alignment
+      std::unique_ptr<char, decltype(&std::free)> buf(
+          static_cast<char*>(std::aligned_alloc(kAlign, cap + kAlign)), &std::free);
+      for (int i = 0; i < 300; ++i) {
+        const bool aligned = r.OneIn(2);
+        const uint64_t offset =
+            aligned ? kAlign * r.Uniform(data.size() / kAlign + 1) : r.Uniform(data.size() + 100);
+        const size_t n =
+            aligned ? kAlign * r.Uniform(cap / kAlign) : static_cast<size_t>(r.Uniform(cap));
+        char* scratch = buf.get() + (aligned ? 0 : r.Uniform(kAlign));
+        Slice got;
+        if (!f->Read(offset, n, &got, scratch).ok()) {
+          ++bad[t];
+          continue;
+        }
+        const size_t expect = offset >= data.size() ? 0 : std::min<size_t>(n, data.size() - offset);
+        if (got.size() != expect || got.data() != scratch ||
+            (expect > 0 && std::memcmp(got.data(), data.data() + offset, expect) != 0)) {
+          ++bad[t];
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(0, bad[t]) << "thread " << t;
+}
+
+// A missing file is NotFound, as with every other open (PosixError).
+TEST_F(DirectReadTest, MissingFileIsNotFound) {
+  RandomAccessFileOptions options;
+  options.use_direct_reads = true;
+  std::unique_ptr<RandomAccessFile> f;
+  Status s = Env::Default()->NewRandomAccessFile(dir_.File("missing"), options, &f);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_EQ(nullptr, f);
+  EXPECT_NE(std::string::npos, s.ToString().find(dir_.File("missing")));
+  s = NewPosixDirectRandomAccessFile(dir_.File("missing"), &f);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_EQ(nullptr, f);
 }
 
 }  // namespace

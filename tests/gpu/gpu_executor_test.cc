@@ -18,8 +18,10 @@
 
 #include "compaction/cpu_compaction_executor.h"
 #include "env/fault_injection_env.h"
+#include "env/posix_direct_random_access_file.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
 #include "testutil/test_util.h"
 #include "util/filename.h"
@@ -42,6 +44,11 @@ struct StagingCounts {
   bool pending = false;  // a device arena staged, neither taken by DecodeKeys nor cancelled
   int runs = 0;          // Run calls (one per job, or per chunk of a chunked job)
   int fail_run = 0;      // when not 0: Run call number fail_run (from 1) returns Aborted
+  // StageRange calls whose offset or size is not a multiple of 4 KiB, and
+  // BeginStaging calls on an arena not 4 KiB aligned (direct reads stage
+  // whole aligned spans of a page-aligned arena).
+  int unaligned_ranges = 0;
+  int unaligned_arenas = 0;
 };
 
 // Forwards to a device, counting EncodeBlocks calls (the chunks a job's
@@ -60,12 +67,18 @@ class CountingDevice final : public gpu::KeySortDevice {
   Status BeginStaging(const uint8_t* arena, uint64_t size) override {
     Status s = inner_->BeginStaging(arena, size);
     if (s.ok()) ++staging_->begins;
+    if (reinterpret_cast<uintptr_t>(arena) % gpu::kDirectReadAlignment != 0) {
+      ++staging_->unaligned_arenas;
+    }
     staging_->pending = s.ok();
     return s;
   }
   Status StageRange(uint64_t offset, uint64_t size) override {
     Status s = inner_->StageRange(offset, size);
     if (s.ok()) ++staging_->ranges;
+    if (offset % gpu::kDirectReadAlignment != 0 || size % gpu::kDirectReadAlignment != 0) {
+      ++staging_->unaligned_ranges;
+    }
     if (!s.ok()) staging_->pending = false;  // a failed call cancels the staging
     return s;
   }
@@ -190,6 +203,19 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     return true;
   }
 
+  // Runs the CPU executor on job (into *cpu_result) and expects the GPU
+  // run's output to be the same (ExpectSameOutput) and to have counted
+  // every input entry of the job.
+  void ExpectCpuMatches(const test::GpuJob& job, const CompactionJobResult& gpu_result,
+                        const std::map<uint64_t, std::string>& gpu_files,
+                        CompactionJobResult* cpu_result) {
+    std::map<uint64_t, std::string> cpu_files;
+    ASSERT_TRUE(Run(&cpu_, job, cpu_result, &cpu_files).ok());
+    ExpectSameOutput(*cpu_result, cpu_files, gpu_result, gpu_files);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(job.input_entries, gpu_result.input_entries);
+  }
+
   // The GPU run's files and outputs equal the CPU run's (bytes, numbers,
   // metadata), and so do the entry counts and the bytes written.
   static void ExpectSameOutput(const CompactionJobResult& cpu_result,
@@ -257,6 +283,38 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   // BytesNeeded's fixed part (the slack every job is given).
   static inline const uint64_t kSlack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
 
+  // Moves the test to the POSIX Env, in a fresh directory on the file
+  // system of $TMPDIR (through a FaultInjectionEnv with no fault set, since
+  // env_ owns its Env and Env::Default() must not be deleted).
+  void UsePosixEnv() {
+    posix_dir_ = std::make_unique<test::TempDir>();
+    env_ = std::make_unique<FaultInjectionEnv>(Env::Default());
+    dbname_ = posix_dir_->File("db");
+    ASSERT_TRUE(env_->CreateDir(dbname_).ok());
+  }
+
+  // Runs the chunked job as ChunkedJobsByteIdenticalToCpu does: from a
+  // third of what it needs whole, the budget grows until it runs (a range
+  // cannot be smaller than the blocks at its edges). NotSupported when
+  // even nearly the whole need does not run it in chunks.
+  Status RunChunked(test::GpuJob* job, CompactionJobResult* result,
+                    std::map<uint64_t, std::string>* files) {
+    const Compaction::Params picked = job->compaction->params();
+    const uint64_t whole = WholeNeed(*job);
+    budget_ = kSlack + (whole - kSlack) / 3;
+    Status s;
+    for (;;) {
+      job->compaction = std::make_unique<Compaction>(picked, &icmp_);
+      EXPECT_TRUE(gpu_->NeedsChunkBoundaries(Spec(*job)));
+      AddChunkBoundaries(job);
+      EXPECT_TRUE(gpu_->ShouldOffload(Spec(*job)));
+      s = Run(gpu_.get(), *job, result, files);
+      if (!s.IsNotSupported() || budget_ + (budget_ - kSlack) / 2 >= whole) break;
+      budget_ += (budget_ - kSlack) / 2;
+    }
+    return s;
+  }
+
   CompactionJobSpec Spec(const test::GpuJob& job) {
     CompactionJobSpec spec;
     spec.dbname = dbname_;
@@ -268,9 +326,10 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     return spec;
   }
 
-  const std::string dbname_ = "/gpu-test-db";
+  std::string dbname_ = "/gpu-test-db";  // UsePosixEnv moves it
   InternalKeyComparator icmp_{BytewiseComparator()};
   TableOptions topt_;
+  std::unique_ptr<test::TempDir> posix_dir_;  // UsePosixEnv's directory
   std::unique_ptr<Env> env_;
   GpuExecutorOptions options_;
   std::unique_ptr<GpuCompactionExecutor> gpu_;
@@ -301,6 +360,11 @@ test::GpuJobShape ShapeFor(int iter, Random* rnd, TableOptions* topt) {
   // Direct writes: the device-encode plan then starts each table at a 4 KiB
   // boundary of the output buffer; the padding must never reach a file.
   topt->use_direct_writes = iter % 3 == 0;
+  // Direct reads (here on the in-memory Env, which ignores the file
+  // option): each input table in its own 4 KiB-aligned span of the file
+  // arena, at its offset into its aligned cover. 3 of 7 jobs: both encode
+  // modes, every shape, with and without direct writes.
+  topt->direct_compaction_reads = iter % 7 < 3;
   switch (iter % 5) {
     case 0:  // variable keys and values, some values up to 64 KiB
       break;
@@ -377,19 +441,25 @@ TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimitForEveryShape) {
 TEST_P(GpuExecutorTest, FileErrorsOnAnyThreadListEveryCreatedOutput) {
   FaultInjectionEnv faults(env_.get());
   Random rnd(test::TestSeed());
+  // direct: the input read with TableOptions::direct_compaction_reads
+  // (aligned spans of the arena, aligned covers read).
   const struct {
     FaultKind kind;
     int64_t after;
-  } cases[] = {{FaultKind::kRead, 3},         {FaultKind::kOpenReadable, 2},
-               {FaultKind::kOpenWritable, 1}, {FaultKind::kOpenWritable, 3},
-               {FaultKind::kWrite, 2},        {FaultKind::kWrite, 5},
-               {FaultKind::kSync, 0},         {FaultKind::kSync, 2}};
+    bool direct;
+  } cases[] = {{FaultKind::kRead, 3, false},         {FaultKind::kOpenReadable, 2, false},
+               {FaultKind::kOpenWritable, 1, false}, {FaultKind::kOpenWritable, 3, false},
+               {FaultKind::kWrite, 2, false},        {FaultKind::kWrite, 5, false},
+               {FaultKind::kSync, 0, false},         {FaultKind::kSync, 2, false},
+               {FaultKind::kRead, 0, true},          {FaultKind::kRead, 3, true},
+               {FaultKind::kOpenReadable, 2, true}};
   int iter = 0;
   for (const auto& c : cases) {
     const char* mode = iter++ % 2 == 0 ? "device" : "cpu";
     ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+    topt_.direct_compaction_reads = c.direct;
     SCOPED_TRACE(std::string(FaultKindName(c.kind)) + " after " + std::to_string(c.after) +
-                 ", encode mode " + mode);
+                 ", encode mode " + mode + (c.direct ? ", direct reads" : ""));
     test::GpuJobShape shape;
     shape.l0_files = 4;
     shape.allow_long_values = false;
@@ -421,9 +491,12 @@ TEST_P(GpuExecutorTest, ChunkedJobFileErrorsListEveryCreatedOutput) {
                              FaultKind::kSync, FaultKind::kOpenWritable};
   int iter = 0;
   for (FaultKind kind : kinds) {
-    for (int where = 0; where < 2; ++where) {
+    // where: 0 the middle of the job, 1 near its end, 2 the middle with
+    // direct reads (each part's aligned cover into an aligned span).
+    for (int where = 0; where < 3; ++where) {
       const char* mode = iter++ % 2 == 0 ? "device" : "cpu";
       ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+      topt_.direct_compaction_reads = where == 2;
       test::GpuJobShape shape;
       shape.l0_files = 4;
       shape.allow_long_values = false;
@@ -447,9 +520,10 @@ TEST_P(GpuExecutorTest, ChunkedJobFileErrorsListEveryCreatedOutput) {
         ASSERT_TRUE(env_->RemoveFile(TableFileName(dbname_, f.number)).ok());
       }
       ASSERT_LT(2, ops) << FaultKindName(kind);
-      const int64_t after = where == 0 ? ops / 2 : ops - 2;
+      const int64_t after = where == 1 ? ops - 2 : ops / 2;
       SCOPED_TRACE(std::string(FaultKindName(kind)) + " after " + std::to_string(after) + " of " +
-                   std::to_string(ops) + ", encode mode " + mode);
+                   std::to_string(ops) + ", encode mode " + mode +
+                   (where == 2 ? ", direct reads" : ""));
       faults.SetFailure(kind, after, /*one_shot=*/false);
       CompactionJobResult result;
       next = 1000;
@@ -477,7 +551,10 @@ TEST_P(GpuExecutorTest, FailureAfterStagedFilesFreesTheStagingAndNextJobWorks) {
   shape.l0_files = 6;
   shape.allow_long_values = false;
   for (int iter = 0; iter < 4; ++iter) {
-    SCOPED_TRACE("iteration " + std::to_string(iter));
+    // The last two with direct reads (each file in its own aligned span).
+    topt_.direct_compaction_reads = iter >= 2;
+    SCOPED_TRACE("iteration " + std::to_string(iter) +
+                 (topt_.direct_compaction_reads ? ", direct reads" : ""));
     test::GpuJob job = NewJob(&rnd, shape);
     const int files = job.compaction->num_input_files(0) + job.compaction->num_input_files(1);
     CompactionJobResult result;
@@ -564,8 +641,14 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
     const int calls_before = encode_calls_;
     const int ranges_before = staging_.ranges;
+    const int unaligned_before = staging_.unaligned_ranges;
     Status s = Run(gpu, job, &gpu_result, &gpu_files);
     ASSERT_TRUE(s.ok()) << s.ToString();
+    // Direct reads: every table's span starts and ends at a 4 KiB boundary
+    // (and the arena itself is page aligned: unaligned_arenas below).
+    if (topt_.direct_compaction_reads) {
+      EXPECT_EQ(unaligned_before, staging_.unaligned_ranges);
+    }
     // Every input file was staged as it was read, and DecodeKeys took the
     // staged arena instead of uploading it (copy_in_wait).
     EXPECT_EQ(job.compaction->num_input_files(0) + job.compaction->num_input_files(1),
@@ -622,6 +705,7 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
       static_cast<unsigned long long>(shapes.wide_ends));
   std::printf("device-encode jobs in several multi-table chunks: %d\n", multi_chunk_jobs);
   EXPECT_GT(multi_chunk_jobs, 0);
+  EXPECT_EQ(0, staging_.unaligned_arenas);
   for (int i = 0; i < 3; ++i) {
     const GpuExecutorStats stats = executors[i]->GetStats();
     EXPECT_EQ(jobs_per_executor[i], stats.jobs);
@@ -983,6 +1067,7 @@ TEST_P(GpuExecutorTest, ChunkedJobsByteIdenticalToCpu) {
     CompactionJobResult gpu_result;
     std::map<uint64_t, std::string> gpu_files;
     const GpuExecutorStats before = gpu_->GetStats();
+    const int unaligned_before = staging_.unaligned_ranges;
     for (;;) {
       job.compaction = std::make_unique<Compaction>(picked, &icmp_);
       ASSERT_TRUE(gpu_->NeedsChunkBoundaries(Spec(job)));
@@ -1000,21 +1085,109 @@ TEST_P(GpuExecutorTest, ChunkedJobsByteIdenticalToCpu) {
     }
     ASSERT_TRUE(s.ok()) << s.ToString();
     CompactionJobResult cpu_result;
-    std::map<uint64_t, std::string> cpu_files;
-    ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
-    ExpectSameOutput(cpu_result, cpu_files, gpu_result, gpu_files);
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
     if (HasFatalFailure()) return;
-    EXPECT_EQ(job.input_entries, gpu_result.input_entries);
     const GpuExecutorStats after = gpu_->GetStats();
     EXPECT_EQ(before.chunked_jobs + 1, after.chunked_jobs);
     if (after.chunks >= before.chunks + 2) ++chunked;
     EXPECT_TRUE(gpu_result.stage_micros.count("index"));
     EXPECT_FALSE(staging_.pending);
+    // Direct reads: the parts (data-block runs at any file offset) are
+    // read as their aligned covers, into aligned spans.
+    if (topt_.direct_compaction_reads) {
+      EXPECT_EQ(unaligned_before, staging_.unaligned_ranges);
+    }
   }
   ::unsetenv("ACCELKV_GPU_ENCODE");
   budget_ = 0;
   std::printf("jobs run in two chunks or more: %d of 30\n", chunked);
   EXPECT_LE(15, chunked);  // 22-28 seen; case 3 (blocks over 64 KiB) rarely chunks
+}
+
+// TableOptions::direct_compaction_reads on the POSIX Env, in a directory on
+// a real file system: the executor reads every input table (whole, or a
+// chunk's parts, which start at any file offset) as its 4 KiB-aligned
+// cover with O_DIRECT straight into its aligned span of the page-aligned
+// arena, every read on the zero-copy path (none through the bounce
+// buffer), and the output equals the CPU executor's. Where the file system
+// refuses O_DIRECT (e.g. tmpfs) the Env falls back to pread, and the
+// output must still be equal. A read fault then fails the job with
+// nothing left behind.
+TEST_P(GpuExecutorTest, DirectReadsOnPosixByteIdenticalToCpu) {
+  ASSERT_NO_FATAL_FAILURE(UsePosixEnv());
+  Random rnd(test::TestSeed());
+  int direct_files = -1;  // whether the file system takes O_DIRECT (-1: not known yet)
+  int chunked = 0;
+  for (int iter = 0; iter < 24; ++iter) {
+    budget_ = 0;
+    const char* mode = iter % 2 == 0 ? "device" : "cpu";
+    ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+    const bool chunk = iter % 4 >= 2;
+    SCOPED_TRACE("iteration " + std::to_string(iter) + ", encode mode " + mode +
+                 (chunk ? ", chunked" : ", whole"));
+    const test::GpuJobShape shape = ShapeFor(iter, &rnd, &topt_);
+    topt_.direct_compaction_reads = true;
+    test::GpuJob job = NewJob(&rnd, shape);
+    if (direct_files < 0) {
+      std::unique_ptr<RandomAccessFile> probe;
+      const Status p = NewPosixDirectRandomAccessFile(
+          TableFileName(dbname_, job.compaction->inputs(0)[0]->number), &probe);
+      ASSERT_TRUE(p.ok() || p.IsInvalidArgument()) << p.ToString();
+      direct_files = p.ok() ? 1 : 0;
+      if (!p.ok()) std::printf("O_DIRECT refused under %s: pread fallback\n", dbname_.c_str());
+    }
+    const int files = job.compaction->num_input_files(0) + job.compaction->num_input_files(1);
+    const int unaligned_before = staging_.unaligned_ranges;
+    const DirectReadCounts reads_before = GetDirectReadCounts();
+    CompactionJobResult gpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    Status s;
+    if (chunk) {
+      const GpuExecutorStats before = gpu_->GetStats();
+      s = RunChunked(&job, &gpu_result, &gpu_files);
+      if (s.IsNotSupported()) continue;  // too large blocks to chunk (see the chunked test)
+      if (gpu_->GetStats().chunks >= before.chunks + 2) ++chunked;
+    } else {
+      s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+    }
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const DirectReadCounts reads_after = GetDirectReadCounts();
+    EXPECT_EQ(unaligned_before, staging_.unaligned_ranges);
+    if (direct_files == 1) {
+      // One read or more per table (or part) read, every one aligned.
+      EXPECT_LE(reads_before.aligned + static_cast<uint64_t>(files), reads_after.aligned);
+      EXPECT_EQ(reads_before.bounced, reads_after.bounced);
+    }
+    CompactionJobResult cpu_result;
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+    if (HasFatalFailure()) return;
+    if (!chunk) {
+      EXPECT_EQ(cpu_result.bytes_read, gpu_result.bytes_read);  // not the padding
+    }
+    EXPECT_FALSE(staging_.pending);
+  }
+  budget_ = 0;
+  std::printf("chunked jobs run in two chunks or more: %d of 12\n", chunked);
+  EXPECT_LE(4, chunked);
+  EXPECT_EQ(0, staging_.unaligned_arenas);
+
+  // A read fault on a direct-read file (after the first reads of the job):
+  // IOError, the staging freed, no file left.
+  FaultInjectionEnv faults(env_.get());
+  test::GpuJobShape shape;
+  shape.l0_files = 5;
+  shape.allow_long_values = false;
+  const test::GpuJob job = NewJob(&rnd, shape);
+  faults.SetFailure(FaultKind::kRead, 2, /*one_shot=*/true);
+  CompactionJobResult result;
+  std::map<uint64_t, std::string> out;
+  const Status s =
+      test::RunAndCapture(gpu_.get(), &faults, dbname_, topt_, &icmp_, job, &result, &out);
+  faults.ClearFailures();
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_FALSE(staging_.pending);
+  EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
 // A chunked job whose device fails in its last chunk: Aborted, every file

@@ -1,7 +1,8 @@
 // job_chunks.h over synthetic table indexes: PlanJobChunks covers every
 // range exactly once, in key order, each chunk fitting, with every block
 // that can hold a key of its range; ChunkBoundaries keeps the job's
-// boundaries and adds ascending ones.
+// boundaries and adds ascending ones. With direct reads a chunk's file
+// arena counts each part's padding to its 4 KiB-aligned cover.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "gpu/job_chunks.h"
+#include "gpu/job_input.h"
 #include "testutil/test_util.h"
 #include "util/random.h"
 
@@ -57,10 +59,16 @@ bool CanHold(const gpu::TableIndex& t, size_t b, const gpu::UserKeyRange& r) {
   return (!r.has_hi || first < r.hi) && (!r.has_lo || last >= r.lo);
 }
 
+// The file-arena bytes of a part read with direct reads: its aligned cover.
+uint64_t AlignedCover(uint64_t file_offset, uint64_t size) {
+  return (file_offset + size + 4095) / 4096 * 4096 - file_offset / 4096 * 4096;
+}
+
 TEST(GpuJobChunksTest, ChunksCoverEveryRangeInOrderAndFit) {
   Random rnd(test::TestSeed());
   for (int iter = 0; iter < 300; ++iter) {
-    SCOPED_TRACE("iteration " + std::to_string(iter));
+    const bool direct = iter % 2 == 1;
+    SCOPED_TRACE("iteration " + std::to_string(iter) + (direct ? ", direct reads" : ""));
     const std::vector<gpu::TableIndex> indexes = RandomIndexes(&rnd);
     std::set<std::string> bset;
     const int nb = static_cast<int>(rnd.Uniform(8));
@@ -69,7 +77,7 @@ TEST(GpuJobChunksTest, ChunksCoverEveryRangeInOrderAndFit) {
     const uint64_t limit = 2000 + rnd.Uniform(20000);
     auto fits = [limit](uint64_t bytes, uint64_t, uint64_t) { return bytes <= limit; };
     std::vector<gpu::JobChunk> chunks;
-    const Status s = gpu::PlanJobChunks(indexes, bounds, fits, &chunks);
+    const Status s = gpu::PlanJobChunks(indexes, bounds, direct, fits, &chunks);
     if (!s.ok()) {
       // Only when a single range does not fit.
       EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
@@ -87,10 +95,20 @@ TEST(GpuJobChunksTest, ChunksCoverEveryRangeInOrderAndFit) {
       EXPECT_TRUE(std::binary_search(bounds.begin(), bounds.end(), chunks[i].range.hi));
     }
     for (const gpu::JobChunk& chunk : chunks) {
-      EXPECT_LE(chunk.bytes, limit);
+      // fits is asked about the file arena: the bytes, or with direct reads
+      // the parts' aligned covers.
+      EXPECT_LE(chunk.arena_bytes, limit);
       uint64_t bytes = 0;
-      for (const gpu::TablePart& p : chunk.parts) bytes += p.size;
+      uint64_t arena = 0;
+      for (const gpu::TablePart& p : chunk.parts) {
+        bytes += p.size;
+        arena += direct ? AlignedCover(p.file_offset, p.size) : p.size;
+      }
       EXPECT_EQ(chunk.bytes, bytes);
+      EXPECT_EQ(chunk.arena_bytes, arena);
+      if (direct) {
+        EXPECT_EQ(0u, chunk.arena_bytes % 4096);
+      }
       // Every block that can hold a key of the range is in the part of its
       // table, and the part is one contiguous byte range.
       for (const gpu::TableIndex& t : indexes) {
@@ -120,7 +138,8 @@ TEST(GpuJobChunksTest, ARangeTooLargeIsNotSupported) {
   } while (indexes[0].blocks.empty());
   std::vector<gpu::JobChunk> chunks;
   const Status s = gpu::PlanJobChunks(
-      indexes, {}, [](uint64_t bytes, uint64_t, uint64_t) { return bytes < 100; }, &chunks);
+      indexes, {}, /*direct_reads=*/false,
+      [](uint64_t bytes, uint64_t, uint64_t) { return bytes < 100; }, &chunks);
   EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
 }
 
@@ -132,7 +151,8 @@ TEST(GpuJobChunksTest, BoundariesKeepTheJobsAscendAndPlan) {
   Random rnd(test::TestSeed());
   int planned = 0;
   for (int iter = 0; iter < 300; ++iter) {
-    SCOPED_TRACE("iteration " + std::to_string(iter));
+    const bool direct = iter % 2 == 1;
+    SCOPED_TRACE("iteration " + std::to_string(iter) + (direct ? ", direct reads" : ""));
     const std::vector<gpu::TableIndex> indexes = RandomIndexes(&rnd);
     std::set<std::string> existing_set;
     for (int i = 0; i < static_cast<int>(rnd.Uniform(3)); ++i) existing_set.insert(Key(&rnd));
@@ -143,12 +163,18 @@ TEST(GpuJobChunksTest, BoundariesKeepTheJobsAscendAndPlan) {
     for (const gpu::TableIndex& t : indexes) {
       if (!t.blocks.empty()) smallest = std::min(smallest, t.smallest_user_key);
       last_keys.insert(t.last_user_keys.begin(), t.last_user_keys.end());
-      for (const BlockHandle& h : t.blocks) bytes += h.size + kBlockTrailerSize;
+      uint64_t table_bytes = 0;
+      for (const BlockHandle& h : t.blocks) table_bytes += h.size + kBlockTrailerSize;
+      // The whole job's arena (every block of every table, in one part each).
+      bytes +=
+          direct && !t.blocks.empty() ? AlignedCover(t.blocks[0].offset, table_bytes) : table_bytes;
     }
     // Everything fits: nothing is added.
-    EXPECT_EQ(existing, gpu::ChunkBoundaries(indexes, existing, BytesAtMost(bytes)));
-    const gpu::ChunkFits fits = BytesAtMost(1000 + rnd.Uniform(5000));
-    const std::vector<std::string> b = gpu::ChunkBoundaries(indexes, existing, fits);
+    EXPECT_EQ(existing, gpu::ChunkBoundaries(indexes, existing, direct, BytesAtMost(bytes)));
+    // Direct reads: room for each table's part's padding (up to 5 tables,
+    // their blocks from file offset 0: at most 4095 bytes each).
+    const gpu::ChunkFits fits = BytesAtMost((direct ? 5 * 4096 : 0) + 1000 + rnd.Uniform(5000));
+    const std::vector<std::string> b = gpu::ChunkBoundaries(indexes, existing, direct, fits);
     EXPECT_TRUE(std::adjacent_find(b.begin(), b.end(), std::greater_equal<>()) == b.end());
     for (const std::string& e : existing) {
       EXPECT_TRUE(std::binary_search(b.begin(), b.end(), e)) << e;
@@ -160,7 +186,7 @@ TEST(GpuJobChunksTest, BoundariesKeepTheJobsAscendAndPlan) {
     }
     // The ranges fit, unless one cannot be cut smaller.
     std::vector<gpu::JobChunk> chunks;
-    if (gpu::PlanJobChunks(indexes, b, fits, &chunks).ok()) ++planned;
+    if (gpu::PlanJobChunks(indexes, b, direct, fits, &chunks).ok()) ++planned;
   }
   EXPECT_LT(150, planned);
   // Ten bytes per block, ten per range: a range [b, c) holds the blocks of
@@ -176,8 +202,9 @@ TEST(GpuJobChunksTest, BoundariesKeepTheJobsAscendAndPlan) {
     one[0].last_user_keys.push_back(k);
   }
   EXPECT_EQ((std::vector<std::string>{"b", "c", "d"}),
-            gpu::ChunkBoundaries(one, {}, BytesAtMost(10)));
-  EXPECT_EQ((std::vector<std::string>{"c"}), gpu::ChunkBoundaries(one, {}, BytesAtMost(30)));
+            gpu::ChunkBoundaries(one, {}, /*direct_reads=*/false, BytesAtMost(10)));
+  EXPECT_EQ((std::vector<std::string>{"c"}),
+            gpu::ChunkBoundaries(one, {}, /*direct_reads=*/false, BytesAtMost(30)));
 }
 
 }  // namespace
