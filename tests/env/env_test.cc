@@ -245,6 +245,47 @@ TEST_P(EnvTest, OpenReaderSurvivesRemoveAndRename) {
   EXPECT_EQ("contents", r.ToString());
 }
 
+// Files of several 64 KiB chunks (MemEnv's unit; its removed and truncated
+// files' chunks are reused by later appends): a reader opened before the
+// removal still reads the old bytes while new files are written, and files
+// written into reused chunks, or truncated and rewritten shorter, read back
+// exactly, with nothing past their end.
+TEST_P(EnvTest, LargeFilesReadBackExactlyAfterRemoveAndTruncate) {
+  Random rnd(301);
+  auto random_bytes = [&rnd](size_t n) {
+    std::string s(n, '\0');
+    for (char& c : s) c = static_cast<char>(rnd.Uniform(256));
+    return s;
+  };
+  const std::string old_bytes = random_bytes((200 << 10) + 17);
+  Write(Path("old"), old_bytes);
+  std::unique_ptr<RandomAccessFile> reader;
+  ASSERT_TRUE(OpenRandom(Path("old"), &reader).ok());
+  ASSERT_TRUE(env_->RemoveFile(Path("old")).ok());
+  std::vector<std::string> files;
+  for (int i = 0; i < 3; ++i) {
+    files.push_back(random_bytes((300 << 10) + 5 - i * (70 << 10)));
+    Write(Path("new" + std::to_string(i)), files.back());
+  }
+  std::string got(old_bytes.size() + 100, '\0');
+  Slice r;
+  ASSERT_TRUE(reader->Read(0, got.size(), &r, got.data()).ok());
+  EXPECT_TRUE(r.ToString() == old_bytes);
+  reader.reset();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(Read(Path("new" + std::to_string(i))) == files[i]) << i;
+    ASSERT_TRUE(env_->RemoveFile(Path("new" + std::to_string(i))).ok());
+  }
+  // Truncated by a new writer, then written shorter than before.
+  Write(Path("t"), random_bytes(150 << 10));
+  const std::string shorter = random_bytes((64 << 10) + 1);
+  Write(Path("t"), shorter);
+  uint64_t size = 0;
+  ASSERT_TRUE(env_->GetFileSize(Path("t"), &size).ok());
+  EXPECT_EQ(shorter.size(), size);
+  EXPECT_TRUE(Read(Path("t")) == shorter);
+}
+
 TEST_P(EnvTest, DirectoriesAndChildren) {
   ASSERT_TRUE(env_->CreateDir(Path("sub")).ok());
   ASSERT_TRUE(env_->CreateDir(Path("sub")).ok());  // already exists: OK
