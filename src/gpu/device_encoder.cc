@@ -191,9 +191,15 @@ class Planner {
       const PlanEntry& p = plan_[e];
       // Add's block boundary and split-size tests, and its block-size guard.
       if (prefix >= next_multiple_ || upper >= max_size) break;
-      key_bytes += p.key_size;
-      value_bytes += p.value_size;
-      if (BlockBuilder::SizeBound(key_bytes, value_bytes, ++n) > BlockBuilder::kMaxBlockSize) break;
+      const uint64_t with_key_bytes = key_bytes + p.key_size;
+      const uint64_t with_value_bytes = value_bytes + p.value_size;
+      if (BlockBuilder::SizeBound(with_key_bytes, with_value_bytes, n + 1) >
+          BlockBuilder::kMaxBlockSize) {
+        break;  // the run ends before the entry: Add applies the guard
+      }
+      key_bytes = with_key_bytes;
+      value_bytes = with_value_bytes;
+      ++n;
       upper += MaxGrowth(p.key_size, p.value_size);
       prefix += uint64_t{p.key_size} + p.value_size + 8;
     }
