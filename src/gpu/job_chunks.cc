@@ -132,15 +132,13 @@ Status ReadTableIndexes(const CompactionJobSpec& spec, std::vector<TableIndex>* 
 }
 
 void PrefetchChunk(const CompactionJobSpec& spec, const JobChunk& chunk) {
-  // Opened as the chunk's read will open them: with direct reads the hint
-  // is a no-op (the POSIX Env's direct file), since pages read into the
-  // page cache now would not serve the O_DIRECT reads and would only cost
-  // a second read from the disk.
-  RandomAccessFileOptions options;
-  options.use_direct_reads = spec.table_options.direct_compaction_reads;
+  // With direct reads there is nothing to start: pages read into the page
+  // cache now would not serve the chunk's O_DIRECT reads and would only
+  // cost a second read from the disk.
+  if (spec.table_options.direct_compaction_reads) return;
   for (const TablePart& p : chunk.parts) {
     std::unique_ptr<RandomAccessFile> file;
-    if (spec.env->NewRandomAccessFile(TableFileName(spec.dbname, p.number), options, &file).ok()) {
+    if (spec.env->NewRandomAccessFile(TableFileName(spec.dbname, p.number), &file).ok()) {
       (void)file->Prefetch(p.file_offset, static_cast<size_t>(p.size));
     }
   }

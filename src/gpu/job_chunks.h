@@ -47,10 +47,9 @@ Status ReadTableIndexes(const CompactionJobSpec& spec, std::vector<TableIndex>* 
 
 // Hints the file system to start reading the chunk's parts
 // (RandomAccessFile::Prefetch), so that a chunk's reads from disk overlap
-// the work on the chunk before it. Errors are ignored: a hint. With
-// TableOptions::direct_compaction_reads the files are opened for direct
-// reads, whose Prefetch does nothing on the POSIX Env (the O_DIRECT reads
-// would not use the page cache it fills).
+// the work on the chunk before it. Errors are ignored: a hint. Nothing with
+// TableOptions::direct_compaction_reads (the chunk's O_DIRECT reads would
+// not use the page cache a hint fills).
 struct JobChunk;
 void PrefetchChunk(const CompactionJobSpec& spec, const JobChunk& chunk);
 
