@@ -6,6 +6,7 @@
 // for concurrent use.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -79,6 +80,12 @@ struct RandomAccessFileOptions {
   // reads through the page cache). Default false.
   bool use_direct_reads = false;
 };
+
+// The alignment of direct I/O (RandomAccessFileOptions::use_direct_reads,
+// WritableFileOptions::use_direct_writes) on the POSIX Env: file offsets,
+// lengths and memory addresses that are multiples of it go to and from the
+// device with no copy (it covers 512-byte and 4 KiB sectors).
+inline constexpr size_t kDirectIoAlignment = 4096;
 
 // How a WritableFile is opened (the part of RocksDB's EnvOptions that
 // applies to writes).

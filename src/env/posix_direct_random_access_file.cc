@@ -10,8 +10,8 @@
 #include <cstring>
 #include <utility>
 
-#include "env/posix_direct_writable_file.h"
 #include "env/posix_io.h"
+#include "util/align.h"
 
 namespace accelkv {
 
@@ -22,9 +22,7 @@ static_assert(kDirectReadBounceSize % kDirectIoAlignment == 0);
 std::atomic<uint64_t> g_aligned_reads{0};
 std::atomic<uint64_t> g_bounced_reads{0};
 
-bool Aligned(uint64_t v) { return v % kDirectIoAlignment == 0; }
-uint64_t AlignDown(uint64_t v) { return v / kDirectIoAlignment * kDirectIoAlignment; }
-uint64_t AlignUp(uint64_t v) { return AlignDown(v + kDirectIoAlignment - 1); }
+bool Aligned(uint64_t v) { return IsAligned(v, kDirectIoAlignment); }
 
 struct FreeDeleter {
   void operator()(char* p) const { std::free(p); }
@@ -79,9 +77,9 @@ class PosixDirectRandomAccessFile final : public RandomAccessFile {
   // cover of each piece (at most kDirectReadBounceSize bytes), then its
   // requested bytes copied into scratch.
   Status ReadBounced(uint64_t offset, size_t n, Slice* result, char* scratch) const {
-    const uint64_t skip0 = offset - AlignDown(offset);
-    const size_t capacity = static_cast<size_t>(
-        std::min<uint64_t>(kDirectReadBounceSize, AlignUp(skip0 + static_cast<uint64_t>(n))));
+    const uint64_t skip0 = offset - AlignDown(offset, kDirectIoAlignment);
+    const size_t capacity = static_cast<size_t>(std::min<uint64_t>(
+        kDirectReadBounceSize, AlignUp(skip0 + static_cast<uint64_t>(n), kDirectIoAlignment)));
     void* raw = nullptr;
     if (::posix_memalign(&raw, kDirectIoAlignment, capacity) != 0) {
       return Status::IOError(fname_, "no memory for the direct-read bounce buffer");
@@ -90,10 +88,11 @@ class PosixDirectRandomAccessFile final : public RandomAccessFile {
     size_t done = 0;
     while (done < n) {
       const uint64_t pos = offset + done;
-      const uint64_t start = AlignDown(pos);
+      const uint64_t start = AlignDown(pos, kDirectIoAlignment);
       const size_t skip = static_cast<size_t>(pos - start);
       const size_t want = std::min(n - done, capacity - skip);
-      const size_t len = static_cast<size_t>(AlignUp(skip + want));  // <= capacity
+      const size_t len =
+          static_cast<size_t>(AlignUp(skip + want, kDirectIoAlignment));  // <= capacity
       size_t got = 0;
       Status s = ReadAligned(bounce.get(), len, start, &got);
       if (!s.ok()) return s;   // *result stays empty

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "env/posix_io.h"
+#include "util/align.h"
 
 namespace accelkv {
 
@@ -18,7 +19,7 @@ namespace {
 
 constexpr size_t kStagingSize = 1 << 20;  // a multiple of kDirectIoAlignment
 
-bool Aligned(uint64_t v) { return v % kDirectIoAlignment == 0; }
+bool Aligned(uint64_t v) { return IsAligned(v, kDirectIoAlignment); }
 
 class PosixDirectWritableFile final : public WritableFile {
  public:
@@ -36,7 +37,7 @@ class PosixDirectWritableFile final : public WritableFile {
     // Zero-copy: nothing staged (so written_ == size_, aligned) and the
     // data at an aligned address: its whole blocks go straight out.
     if (staged_ == 0 && Aligned(reinterpret_cast<uintptr_t>(p))) {
-      const size_t direct = n / kDirectIoAlignment * kDirectIoAlignment;
+      const size_t direct = AlignDown(n, kDirectIoAlignment);
       if (direct > 0) {
         Status s = WriteAt(p, direct, written_);
         if (!s.ok()) return s;
@@ -101,7 +102,7 @@ class PosixDirectWritableFile final : public WritableFile {
 
   // Writes the staged whole blocks and moves the partial rest to the front.
   Status WriteStagedBlocks() {
-    const size_t whole = staged_ / kDirectIoAlignment * kDirectIoAlignment;
+    const size_t whole = AlignDown(staged_, kDirectIoAlignment);
     if (whole == 0) return Status::OK();
     Status s = WriteAt(staging_, whole, written_);
     if (!s.ok()) return s;

@@ -26,8 +26,6 @@
 
 namespace accelkv {
 
-inline constexpr size_t kDirectIoAlignment = 4096;
-
 // Creates or truncates fname for direct writes. InvalidArgument (the file
 // system refuses O_DIRECT: EINVAL, e.g. tmpfs) lets the caller fall back to
 // a buffered file; other failures are the open's IOError.

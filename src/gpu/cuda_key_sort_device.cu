@@ -54,9 +54,11 @@
 #include <utility>
 #include <vector>
 
+#include "accelkv/env.h"
 #include "gpu/crc32c_device.h"
 #include "gpu/gpu_util.h"
 #include "gpu/key_sort_device.h"
+#include "util/align.h"
 
 namespace accelkv {
 namespace gpu {
@@ -331,13 +333,14 @@ class PinnedBuffer {
       const uint64_t n = std::max<uint64_t>(bytes, 1);
       void* raw = nullptr;
       ACCELKV_CUDA_TRY(stage, cudaHostAlloc(&raw, n, cudaHostAllocDefault));
-      if (reinterpret_cast<uintptr_t>(raw) % kAlignment != 0) {
+      if (!IsAligned(reinterpret_cast<uintptr_t>(raw), kAlignment)) {
         cudaFreeHost(raw);
         raw = nullptr;
         ACCELKV_CUDA_TRY(stage, cudaHostAlloc(&raw, n + kAlignment - 1, cudaHostAllocDefault));
       }
       raw_ = static_cast<uint8_t*>(raw);
-      data_ = raw_ + (kAlignment - reinterpret_cast<uintptr_t>(raw) % kAlignment) % kAlignment;
+      data_ = raw_ + (AlignUp(reinterpret_cast<uintptr_t>(raw), kAlignment) -
+                      reinterpret_cast<uintptr_t>(raw));
       capacity_ = bytes;
     }
     *p = data_;
@@ -345,7 +348,7 @@ class PinnedBuffer {
   }
 
  private:
-  static constexpr uintptr_t kAlignment = 4096;
+  static constexpr uintptr_t kAlignment = kDirectIoAlignment;
   uint8_t* raw_ = nullptr;   // from cudaHostAlloc
   uint8_t* data_ = nullptr;  // its first 4 KiB-aligned byte
   uint64_t capacity_ = 0;

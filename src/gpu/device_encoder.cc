@@ -15,6 +15,7 @@
 #include "table/format.h"
 #include "table/properties_block.h"
 #include "table/table_builder.h"
+#include "util/align.h"
 #include "util/filename.h"
 #include "util/internal_key.h"
 #include "version/file_meta.h"
@@ -26,9 +27,8 @@ namespace {
 
 static_assert(kVariableWidth == BlockLayout::kVariable);
 
-// Output tables' alignment in the host output buffer with direct writes
-// (the POSIX Env's O_DIRECT alignment, kDirectIoAlignment).
-constexpr uint64_t kTableAlignment = 4096;
+// Output tables' alignment in the host output buffer with direct writes.
+constexpr uint64_t kTableAlignment = kDirectIoAlignment;
 static_assert(kBlockFooterSize == BlockLayout::kFooterSize);
 
 // One output table as planned: its data blocks are encoded into
@@ -449,7 +449,7 @@ class Planner {
   // 4 KiB per table) is never written to a file.
   uint64_t AlignTable(uint64_t offset) const {
     if (!spec_.table_options.use_direct_writes) return offset;
-    return (offset + kTableAlignment - 1) / kTableAlignment * kTableAlignment;
+    return AlignUp(offset, kTableAlignment);
   }
 };
 

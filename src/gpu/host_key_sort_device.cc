@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "accelkv/env.h"
 #include "gpu/gpu_util.h"
 #include "gpu/key_sort_device.h"
 
@@ -240,7 +241,7 @@ class HostKeySortDevice final : public KeySortDevice {
     }
 
    private:
-    static constexpr size_t kPage = 4096;
+    static constexpr size_t kPage = kDirectIoAlignment;  // direct I/O into the arenas
     struct AlignedDelete {
       void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(kPage)); }
     };

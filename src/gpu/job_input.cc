@@ -239,7 +239,7 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   }
   // The arena's layout. Buffered: the tables back to back, each read is
   // its bytes. Direct reads: each table gets a span of the arena that
-  // starts at a multiple of kDirectReadAlignment (the arena itself is page
+  // starts at a multiple of kDirectIoAlignment (the arena itself is page
   // aligned: HostArena), into which the aligned cover of its bytes,
   // [AlignDown(file_offset), AlignUp(file_offset + size)), is read, so that
   // the whole read goes from the disk straight into the arena; the table's
@@ -258,7 +258,7 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     InputTable& t = input->tables[i];
     TableRead& r = reads[i];
     r.arena_offset = total;
-    r.file_offset = direct ? DirectReadAlignDown(t.file_offset) : t.file_offset;
+    r.file_offset = direct ? AlignDown(t.file_offset, kDirectIoAlignment) : t.file_offset;
     r.size = ArenaSpanBytes(direct, t.file_offset, t.size);
     r.needed = t.file_offset + t.size - r.file_offset;
     t.offset = total + (t.file_offset - r.file_offset);

@@ -21,43 +21,37 @@
 #include <string>
 #include <vector>
 
+#include "accelkv/env.h"
 #include "accelkv/status.h"
 #include "compaction/compaction_executor.h"
 #include "gpu/key_sort_device.h"
 #include "table/block_builder.h"
 #include "table/format.h"
+#include "util/align.h"
 
 namespace accelkv {
 namespace gpu {
 
-// With TableOptions::direct_compaction_reads each table's read starts at a
-// multiple of this in the file and in the file arena (the POSIX Env's
-// O_DIRECT alignment, kDirectIoAlignment).
-inline constexpr uint64_t kDirectReadAlignment = 4096;
-
-inline uint64_t DirectReadAlignDown(uint64_t v) {
-  return v / kDirectReadAlignment * kDirectReadAlignment;
-}
-inline uint64_t DirectReadAlignUp(uint64_t v) {
-  return DirectReadAlignDown(v + kDirectReadAlignment - 1);
-}
-
 // The file-arena bytes ReadInputTables gives a table (or part) whose bytes
 // are [file_offset, file_offset + size): size, or with direct reads the
 // size of their aligned cover [AlignDown(file_offset), AlignUp(file_offset
-// + size)), at most 2 * (kDirectReadAlignment - 1) more. The executor's
+// + size)) with kDirectIoAlignment (with TableOptions::
+// direct_compaction_reads each table's read starts at a multiple of it in
+// the file and in the file arena), at most 2 * (kDirectIoAlignment - 1)
+// more. The executor's
 // budget estimates count the arena with it (FitsWhole, and the chunk
 // planning: JobChunk::arena_bytes), so they include the padding exactly,
 // as the check at decode (BytesNeeded of the arena's real size) does.
 inline uint64_t ArenaSpanBytes(bool direct_reads, uint64_t file_offset, uint64_t size) {
   if (!direct_reads) return size;
-  return DirectReadAlignUp(file_offset + size) - DirectReadAlignDown(file_offset);
+  return AlignUp(file_offset + size, kDirectIoAlignment) -
+         AlignDown(file_offset, kDirectIoAlignment);
 }
 
 struct InputTable {
   uint64_t number = 0;
   // Of its first byte in the arena. Buffered reads pack the tables back to
-  // back; with direct reads a table starts file_offset % kDirectReadAlignment
+  // back; with direct reads a table starts file_offset % kDirectIoAlignment
   // bytes into its aligned span (ReadInputTables). Either way the tables
   // ascend in the arena (TableAt), and no code assumes one ends where the
   // next starts.

@@ -67,7 +67,7 @@ class CountingDevice final : public gpu::KeySortDevice {
   Status BeginStaging(const uint8_t* arena, uint64_t size) override {
     Status s = inner_->BeginStaging(arena, size);
     if (s.ok()) ++staging_->begins;
-    if (reinterpret_cast<uintptr_t>(arena) % gpu::kDirectReadAlignment != 0) {
+    if (reinterpret_cast<uintptr_t>(arena) % kDirectIoAlignment != 0) {
       ++staging_->unaligned_arenas;
     }
     staging_->pending = s.ok();
@@ -76,7 +76,7 @@ class CountingDevice final : public gpu::KeySortDevice {
   Status StageRange(uint64_t offset, uint64_t size) override {
     Status s = inner_->StageRange(offset, size);
     if (s.ok()) ++staging_->ranges;
-    if (offset % gpu::kDirectReadAlignment != 0 || size % gpu::kDirectReadAlignment != 0) {
+    if (offset % kDirectIoAlignment != 0 || size % kDirectIoAlignment != 0) {
       ++staging_->unaligned_ranges;
     }
     if (!s.ok()) staging_->pending = false;  // a failed call cancels the staging
