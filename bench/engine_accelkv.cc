@@ -97,6 +97,8 @@ class AccelKVEngine : public Engine {
   std::string EffectiveOptions() const override {
     std::ostringstream o;
     o << "write_buffer_size=" << options_.write_buffer_size << "\n"
+      << "allow_concurrent_memtable_write="
+      << (options_.allow_concurrent_memtable_write ? "true" : "false") << "\n"
       << "max_write_buffer_number=" << options_.max_write_buffer_number << "\n"
       << "level0_file_num_compaction_trigger=" << options_.level0_file_num_compaction_trigger
       << "\n"
@@ -198,11 +200,15 @@ class AccelKVEngine : public Engine {
       options_.max_bytes_for_level_multiplier = d;
       return EngineStatus::Ok();
     }
-    if (name == "use_direct_io_for_flush_and_compaction") {
+    if (name == "use_direct_io_for_flush_and_compaction" ||
+        name == "allow_concurrent_memtable_write") {
       if (value != "true" && value != "false") {
         return EngineStatus::Error("accelkv: " + name + " must be true or false: " + value);
       }
-      options_.use_direct_io_for_flush_and_compaction = value == "true";
+      bool* flag = name == "allow_concurrent_memtable_write"
+                       ? &options_.allow_concurrent_memtable_write
+                       : &options_.use_direct_io_for_flush_and_compaction;
+      *flag = value == "true";
       return EngineStatus::Ok();
     }
     if (name == "gpu_compaction") {

@@ -150,7 +150,7 @@ elif [ -x "$BENCH_BIN" ]; then
       timeout "${GPU_DB_BENCH_TIMEOUT:-240}" "$BENCH_BIN" --engine="$engine" --workload=fillrandom --num="$num" \
         --threads="${GPU_DB_BENCH_THREADS:-1}" --key-size=16 --value-size=128 --stress-cpu="$stress" --quiet \
         --db=/tmp/gpu-db-bench --json="$OUT/db_bench.jsonl" "${extra[@]}" 2>>"$OUT/db_bench.log" |
-        grep -E "^(accelkv|rocksdb) " || rc=1
+        grep -E "^(accelkv|rocksdb|leveldb) " || rc=1
       tail -n 1 "$OUT/db_bench.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("\n".join(l for l in d.get("engine_stats","").splitlines() if "Executor" in l or "gpu compaction" in l or "stages" in l))' || true
     done
   done

@@ -53,6 +53,12 @@ struct Options {
   // Bytes of a memtable before it is made immutable and flushed. Default
   // 64 MiB (RocksDB's write_buffer_size).
   size_t write_buffer_size = 64 << 20;
+  // Let the writers of a write group link their own entries into the
+  // memtable in parallel, after the group's leader has written the WAL and
+  // encoded the entries (RocksDB's option of this name): with many writers
+  // the memtable insert, mostly cache misses in the skiplist search, is then
+  // no longer done by one thread for all. Default true (RocksDB).
+  bool allow_concurrent_memtable_write = true;
   // Memtables (active + immutable) kept before writers stop. Default 2 (RocksDB).
   int max_write_buffer_number = 2;
   // L0 file count that starts a compaction. Default 4 (RocksDB).

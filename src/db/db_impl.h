@@ -5,7 +5,10 @@
 // - Writers queue in writers_; the front writer (the leader) merges the
 //   batches of the writers queued behind it into one WAL record, appends it
 //   and inserts into the memtable with mu_ released; only the leader touches
-//   log_ and mem_'s insert path, so the memtable sees one writer at a time.
+//   log_ and encodes into mem_ (its arena has one writer). With
+//   allow_concurrent_memtable_write the group's writers that are awake help
+//   link the encoded entries into mem_'s skiplist (MemTableLinkJob); the
+//   leader publishes the group's sequence once all are linked.
 // - Readers take references to mem_, imm_ and the current Version under mu_,
 //   then read without it.
 // - Flushes run on flush_pool_ (one thread), compactions on compaction_pool_
@@ -84,7 +87,11 @@ class DBImpl final : public DB {
   // --- write path (db_impl_write.cc) ---
   Status WriteImpl(const WriteOptions& options, const WriteBatch* batch);
   Status MakeRoomForWrite(bool force, std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
+  // Also collects the group's writers but the first into group_followers_.
   WriteBatch* BuildBatchGroup(Writer** last_writer) REQUIRES(mu_);
+  // Without mu_, by the leader: puts the group's entries into mem, with the
+  // followers' help where allowed.
+  Status InsertGroup(const WriteBatch* group, MemTable* mem);
   // Writes the group led by writers_.front() (MakeRoomForWrite, WAL,
   // memtable), pops it from the queue and links its writers other than self
   // into *done with the group's status set. Returns that status.
@@ -160,6 +167,8 @@ class DBImpl final : public DB {
   std::unique_ptr<log::Writer> log_;
   std::deque<Writer*> writers_ GUARDED_BY(mu_);
   WriteBatch tmp_batch_ GUARDED_BY(mu_);
+  // The current group's writers but its leader; the leader's alone.
+  std::vector<Writer*> group_followers_;
 
   SnapshotList snapshots_ GUARDED_BY(mu_);
 

@@ -2,18 +2,23 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "db/db_impl.h"
+#include "memtable/link_job.h"
 #include "memtable/write_batch_internal.h"
+#include "util/cpu_relax.h"
 #include "util/filename.h"
 
 namespace accelkv {
 
 // A queued write. Followers wait for their state to change from kWaiting:
-// to kDone (a leader wrote their batch; status holds the outcome) or to
-// kLeader (they lead the next group). They spin, then yield, and only then
+// to kDone (a leader wrote their batch; status holds the outcome), to
+// kLeader (they lead the next group) or to kLink (their group's leader asks
+// them to help link the group's entries into the memtable, link_job; they
+// then wait again, for kDone). They spin, then yield, and only then
 // block on their own mutex and condition variable (RocksDB's AwaitState), so
 // a busy queue hands writes over without a futex sleep and wake-up per
 // writer, which made LevelDB-style group commit slower with 8 writers than
@@ -26,7 +31,7 @@ namespace accelkv {
 // (bench/results/2026-11-24-h100-db-writers.md): the fixed 50 us yield loop
 // spent more CPU in the kernel than in user space.
 struct DBImpl::Writer {
-  enum State : uint32_t { kWaiting = 0, kBlocked = 1, kLeader = 2, kDone = 3 };
+  enum State : uint32_t { kWaiting = 0, kBlocked = 1, kLink = 2, kLeader = 3, kDone = 4 };
 
   explicit Writer(const WriteBatch* b, bool s) : batch(b), sync(s) {}
   Status status;
@@ -36,14 +41,16 @@ struct DBImpl::Writer {
   std::mutex mu;  // with cv: only once the writer blocks (state kBlocked)
   std::condition_variable cv;
   Writer* next_done = nullptr;  // the leader's list of its group's followers
+  // Set by the leader before kLink; read by this writer after it sees kLink.
+  std::shared_ptr<MemTableLinkJob> link_job;
 
-  // Waits until the state is kLeader or kDone and returns it. credit: the
-  // DB's yield credit (see above).
+  // Waits until the state is kLink, kLeader or kDone and returns it.
+  // credit: the DB's yield credit (see above).
   uint32_t Await(std::atomic<int32_t>* credit) {
     for (int i = 0; i < 200; ++i) {
       const uint32_t s = state.load(std::memory_order_acquire);
-      if (s >= kLeader) return s;
-      Pause();
+      if (s >= kLink) return s;
+      CpuRelax();
     }
     thread_local uint32_t waits = 0;
     if (credit->load(std::memory_order_relaxed) >= 0 || (++waits & 255u) == 0) {
@@ -56,7 +63,7 @@ struct DBImpl::Writer {
       while (last - start < std::chrono::microseconds(100)) {
         std::this_thread::yield();
         s = state.load(std::memory_order_acquire);
-        if (s >= kLeader) {
+        if (s >= kLink) {
           released = true;
           break;
         }
@@ -72,7 +79,7 @@ struct DBImpl::Writer {
     std::unique_lock<std::mutex> l(mu);
     uint32_t expected = kWaiting;
     if (state.compare_exchange_strong(expected, kBlocked, std::memory_order_acq_rel)) {
-      cv.wait(l, [this] { return state.load(std::memory_order_acquire) >= kLeader; });
+      cv.wait(l, [this] { return state.load(std::memory_order_acquire) >= kLink; });
     }
     return state.load(std::memory_order_acquire);
   }
@@ -82,20 +89,34 @@ struct DBImpl::Writer {
   // under its mutex when it blocked (it cannot leave its wait before that
   // mutex is released).
   void SetState(uint32_t new_state) {
-    uint32_t expected = kWaiting;
-    if (state.compare_exchange_strong(expected, new_state, std::memory_order_acq_rel)) return;
+    uint32_t s = state.load(std::memory_order_acquire);
+    while (s != kBlocked) {  // kWaiting, or kLink while it helps
+      if (state.compare_exchange_weak(s, new_state, std::memory_order_acq_rel)) return;
+    }
     std::lock_guard<std::mutex> l(mu);  // kBlocked: it waits on cv
     state.store(new_state, std::memory_order_release);
     cv.notify_one();
   }
 
- private:
-  static void Pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
+  // Asks a waiting writer to help with job, unless it is asleep (waking it
+  // would cost the leader a system call, and the job is done sooner by the
+  // threads that are running). True if it was asked.
+  bool AskToLink(const std::shared_ptr<MemTableLinkJob>& job) {
+    link_job = job;
+    uint32_t expected = kWaiting;
+    return state.compare_exchange_strong(expected, kLink, std::memory_order_acq_rel);
+  }
+
+  // Called by this writer in state kLink: helps, then waits for its outcome.
+  // Returns kDone.
+  uint32_t LinkAndAwait(std::atomic<int32_t>* credit) {
+    link_job->Help();
+    link_job.reset();
+    uint32_t expected = kLink;
+    if (!state.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel)) {
+      return expected;  // kDone already
+    }
+    return Await(credit);
   }
 };
 
@@ -122,7 +143,9 @@ Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
   writers_.push_back(&w);
   if (&w != writers_.front()) {
     lock.unlock();
-    if (w.Await(&writer_yield_credit_) == Writer::kDone) return w.status;
+    uint32_t state = w.Await(&writer_yield_credit_);
+    if (state == Writer::kLink) state = w.LinkAndAwait(&writer_yield_credit_);
+    if (state == Writer::kDone) return w.status;
     lock.lock();  // this writer now leads (a finishing leader made it front)
   }
 
@@ -167,6 +190,8 @@ Status DBImpl::WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writ
   Writer* last_writer = leader;
   if (status.ok() && leader->batch != nullptr) {
     WriteBatch* group = BuildBatchGroup(&last_writer);
+    // A combined group (see WriteImpl): its front writer waits as well.
+    if (leader != self) group_followers_.push_back(leader);
     WriteBatchInternal::SetSequence(group, last_sequence + 1);
     const uint32_t count = WriteBatchInternal::Count(group);
     last_sequence += count;
@@ -184,7 +209,7 @@ Status DBImpl::WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writ
       status = logfile_->Sync();
       if (!status.ok()) sync_error = true;
     }
-    if (status.ok()) status = WriteBatchInternal::InsertInto(group, mem);
+    if (status.ok()) status = InsertGroup(group, mem);
     lock.lock();
 
     if (status.ok()) {
@@ -220,6 +245,21 @@ Status DBImpl::WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writ
   return status;
 }
 
+Status DBImpl::InsertGroup(const WriteBatch* group, MemTable* mem) {
+  if (!options_.allow_concurrent_memtable_write || group_followers_.empty() ||
+      WriteBatchInternal::Count(group) < 2) {
+    return WriteBatchInternal::InsertInto(group, mem);
+  }
+  auto job = std::make_shared<MemTableLinkJob>(mem);
+  job->entries()->reserve(WriteBatchInternal::Count(group));
+  Status s = WriteBatchInternal::PrepareInto(group, mem, job->entries());
+  if (!s.ok()) return s;  // checked before anything was prepared: nothing to link
+  for (Writer* w : group_followers_) w->AskToLink(job);
+  job->Help();
+  job->Wait();
+  return s;
+}
+
 // The writers have left the queue but wait for kDone, so they are alive;
 // each may be gone once its state is set, so its link is read first.
 void DBImpl::WakeWriters(Writer* done) {
@@ -241,6 +281,7 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
   if (size <= (128 << 10)) max_size = size + (128 << 10);
 
   *last_writer = first;
+  group_followers_.clear();
   for (auto it = writers_.begin() + 1; it != writers_.end(); ++it) {
     Writer* w = *it;
     if (w->sync && !first->sync) break;  // a sync write must not ride a non-sync leader
@@ -253,6 +294,7 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
       WriteBatchInternal::Append(result, first->batch);
     }
     WriteBatchInternal::Append(result, w->batch);
+    group_followers_.push_back(w);
     *last_writer = w;
   }
   return result;

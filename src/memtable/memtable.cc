@@ -57,6 +57,11 @@ void MemTable::Unref() {
 Iterator* MemTable::NewIterator() { return new MemTableIterator(&table_); }
 
 void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
+  table_.Insert(Prepare(seq, type, key, value));
+}
+
+const char* MemTable::Prepare(SequenceNumber seq, ValueType type, const Slice& key,
+                              const Slice& value) {
   const Slice v = type == ValueType::kValue ? value : Slice();
   const size_t ikey_size = key.size() + kInternalKeyTrailerSize;
   const size_t encoded_len = static_cast<size_t>(VarintLength(ikey_size)) + ikey_size +
@@ -70,13 +75,13 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const S
   p = EncodeVarint32(p, static_cast<uint32_t>(v.size()));
   if (!v.empty()) std::memcpy(p, v.data(), v.size());
   assert(p + v.size() == buf + encoded_len);
-  table_.Insert(buf);
   // One writer: a plain load + store is enough, and cheaper than an RMW.
   num_entries_.store(num_entries_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (type == ValueType::kDeletion) {
     num_deletions_.store(num_deletions_.load(std::memory_order_relaxed) + 1,
                          std::memory_order_relaxed);
   }
+  return buf;
 }
 
 bool MemTable::Get(const LookupKey& key, std::string* value, Status* s) {

@@ -10,10 +10,12 @@
 // Entries are never removed or changed; memory is freed when the last
 // reference goes.
 //
-// Thread safety: one writer at a time (Add needs external synchronization;
-// the DB's write leader), any number of concurrent readers (Get, iterators,
-// ApproximateMemoryUsage, NumEntries, NumDeletions) without locks. Ref and
-// Unref need external synchronization (the DB mutex).
+// Thread safety: one writer at a time (Add and Prepare need external
+// synchronization; the DB's write leader), any number of concurrent readers
+// (Get, iterators, ApproximateMemoryUsage, NumEntries, NumDeletions) without
+// locks. Entries the writer prepared may be linked by any number of threads
+// at once (Link; the write group's writers, see MemTableLinkJob), but not
+// while Add runs. Ref and Unref need external synchronization (the DB mutex).
 #pragma once
 
 #include <atomic>
@@ -55,6 +57,15 @@ class MemTable {
   // Adds (key, seq, type) -> value (value ignored for deletions).
   // REQUIRES: seq <= kMaxSequenceNumber; no entry with the same key and seq.
   void Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value);
+
+  // The writer role: encodes (key, seq, type) -> value into the arena and
+  // counts it, without making it visible; Link makes it visible. Add is
+  // Prepare followed by a single-writer link.
+  // REQUIRES: as Add.
+  const char* Prepare(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value);
+  // Any number of threads at once, beside readers, Prepare and one another,
+  // but not beside Add: makes an entry returned by Prepare visible.
+  void Link(const char* entry) { table_.InsertConcurrently(entry); }
 
   // Looks up key.user_key() as of key's sequence. True if the memtable
   // decides the key: its newest visible entry is a value (copied to *value,

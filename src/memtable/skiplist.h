@@ -18,8 +18,16 @@
 // loads, so they see either the whole node or not the node. A reader therefore
 // always observes a sorted prefix-closed snapshot of every level. The arena
 // (and so the list) must outlive every reader and iterator.
+//
+// Concurrent inserts: InsertConcurrently may run on many threads at once (and
+// beside readers), for keys allocated beforehand by the one writer; it links
+// each level with a compare-and-swap, bottom-up, and on a lost race searches
+// on from its predecessor on that level (RocksDB's InlineSkipList). It must
+// not overlap Insert; the one writer may AllocateKey meanwhile (a key not yet
+// inserted is reachable by no one).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cstddef>
@@ -53,6 +61,10 @@ class SkipList {
   // Writer only. Publishes a key returned by AllocateKey and filled since.
   // REQUIRES: no key comparing equal to it is in the list.
   void Insert(const char* key);
+
+  // Any number of threads at once, but not during Insert: publishes a key returned by AllocateKey
+  // and filled since. REQUIRES: no key comparing equal to it is in the list or being inserted.
+  void InsertConcurrently(const char* key);
 
   // True if a key comparing equal to target is in the list.
   bool Contains(const DecodedKey& target) const;
@@ -116,6 +128,10 @@ class SkipList {
     void SetNext(int n, Node* x) { Slot(n)->store(x, std::memory_order_release); }
     Node* NoBarrierNext(int n) { return Slot(n)->load(std::memory_order_relaxed); }
     void NoBarrierSetNext(int n, Node* x) { Slot(n)->store(x, std::memory_order_relaxed); }
+    bool CasNext(int n, Node* expected, Node* x) {
+      return Slot(n)->compare_exchange_strong(expected, x, std::memory_order_release,
+                                              std::memory_order_relaxed);
+    }
   };
 
   Node* NewNode(int height, size_t key_size);
@@ -126,6 +142,10 @@ class SkipList {
   // The first node >= target, or nullptr; fills prev[level] with the last
   // node < target on each level below GetMaxHeight() when prev != nullptr.
   Node* FindGreaterOrEqual(const DecodedKey& target, Node** prev) const;
+  // On level: the last node < target at or after before (which is < target
+  // or head_) into *prev, its successor into *next.
+  void FindSpliceForLevel(const DecodedKey& target, Node* before, int level, Node** prev,
+                          Node** next) const;
   // The last node < target, or head_.
   Node* FindLessThan(const DecodedKey& target) const;
   // The last node <= target, or head_.
@@ -136,7 +156,7 @@ class SkipList {
   Cmp const cmp_;
   Arena* const arena_;
   Node* const head_;
-  std::atomic<int> max_height_;  // written by the writer only; stale reads are harmless
+  std::atomic<int> max_height_;  // only grows; stale reads are harmless
   Random rnd_;                   // writer only
 };
 
@@ -192,6 +212,60 @@ void SkipList<Cmp>::Insert(const char* key) {
     // store into prev[i] publishes x together with its key and lower links.
     x->NoBarrierSetNext(i, prev[i]->NoBarrierNext(i));
     prev[i]->SetNext(i, x);
+  }
+}
+
+template <class Cmp>
+void SkipList<Cmp>::InsertConcurrently(const char* key) {
+  Node* x = reinterpret_cast<Node*>(const_cast<char*>(key)) - 1;
+  const int height = static_cast<int>(reinterpret_cast<uintptr_t>(x->NoBarrierNext(0)));
+  assert(height >= 1 && height <= kMaxHeight);
+  const DecodedKey target = cmp_.Decode(key);
+
+  int max_height = GetMaxHeight();
+  while (height > max_height &&
+         !max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
+  }
+  // The splice, top-down from the highest level this insert or any before it
+  // uses: a node found on level i + 1 is linked on level i too (links go in
+  // bottom-up), so it is a valid start there.
+  Node* prev[kMaxHeight];
+  Node* next[kMaxHeight];
+  Node* before = head_;
+  for (int i = std::max(height, max_height) - 1; i >= 0; --i) {
+    Node* p = nullptr;
+    Node* n = nullptr;
+    FindSpliceForLevel(target, before, i, &p, &n);
+    if (i < height) {
+      prev[i] = p;
+      next[i] = n;
+    }
+    before = p;
+  }
+  for (int i = 0; i < height; ++i) {
+    while (true) {
+      assert(next[i] == nullptr || cmp_(next[i]->Key(), target) != 0);
+      // x is unreachable on level i until the CAS: its own link needs no
+      // barrier; the release CAS publishes x with its key and lower links.
+      x->NoBarrierSetNext(i, next[i]);
+      if (prev[i]->CasNext(i, next[i], x)) break;
+      // Another insert linked a node after prev[i]: search on from there.
+      FindSpliceForLevel(target, prev[i], i, &prev[i], &next[i]);
+    }
+  }
+}
+
+template <class Cmp>
+void SkipList<Cmp>::FindSpliceForLevel(const DecodedKey& target, Node* before, int level,
+                                       Node** prev, Node** next) const {
+  while (true) {
+    Node* n = before->Next(level);
+    if (n == nullptr || cmp_(n->Key(), target) >= 0) {
+      *prev = before;
+      *next = n;
+      return;
+    }
+    before = n;
   }
 }
 

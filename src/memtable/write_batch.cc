@@ -127,20 +127,40 @@ Status WriteBatchInternal::SetContents(WriteBatch* batch, const Slice& contents)
   return Status::OK();
 }
 
-Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem) {
-  const uint32_t count = Count(batch);
-  Status s = Validate(batch->rep_, count);
+namespace {
+
+// Checks batch whole (as InsertInto documents), then calls
+// fn(seq, type, key, value) for each operation in order.
+template <class Fn>
+Status ForEachSequenced(const std::string& rep, uint32_t count, SequenceNumber first, Fn&& fn) {
+  Status s = Validate(rep, count);
   if (!s.ok()) return s;
-  const SequenceNumber first = Sequence(batch);
   if (count > 0 && (first > kMaxSequenceNumber || kMaxSequenceNumber - first < count - 1)) {
     return Status::Corruption("WriteBatch sequence out of range");
   }
   SequenceNumber seq = first;
   uint32_t records = 0;
-  return ForEachRecord(batch->rep_, &records,
-                       [mem, &seq](ValueType type, const Slice& key, const Slice& value) {
-                         mem->Add(seq++, type, key, value);
+  return ForEachRecord(rep, &records,
+                       [&fn, &seq](ValueType type, const Slice& key, const Slice& value) {
+                         fn(seq++, type, key, value);
                        });
+}
+
+}  // namespace
+
+Status WriteBatchInternal::InsertInto(const WriteBatch* batch, MemTable* mem) {
+  return ForEachSequenced(batch->rep_, Count(batch), Sequence(batch),
+                          [mem](SequenceNumber seq, ValueType type, const Slice& key,
+                                const Slice& value) { mem->Add(seq, type, key, value); });
+}
+
+Status WriteBatchInternal::PrepareInto(const WriteBatch* batch, MemTable* mem,
+                                       std::vector<const char*>* entries) {
+  return ForEachSequenced(
+      batch->rep_, Count(batch), Sequence(batch),
+      [mem, entries](SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
+        entries->push_back(mem->Prepare(seq, type, key, value));
+      });
 }
 
 void WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {

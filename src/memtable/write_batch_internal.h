@@ -3,12 +3,13 @@
 // (the WAL record payload) and application to a memtable.
 //
 // Thread safety: as WriteBatch: functions taking a const batch may run
-// concurrently; the others need external synchronization. InsertInto needs
-// the memtable's writer role (one writer at a time).
+// concurrently; the others need external synchronization. InsertInto and
+// PrepareInto need the memtable's writer role (one writer at a time).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "accelkv/slice.h"
 #include "accelkv/status.h"
@@ -47,6 +48,11 @@ class WriteBatchInternal {
   // the header does not match the records, or the sequences would pass
   // kMaxSequenceNumber.
   static Status InsertInto(const WriteBatch* batch, MemTable* mem);
+
+  // As InsertInto, but only prepares the entries (MemTable::Prepare, with
+  // the same checks first) and appends them to *entries, for MemTable::Link.
+  static Status PrepareInto(const WriteBatch* batch, MemTable* mem,
+                            std::vector<const char*>* entries);
 
   // Appends src's operations to dst; dst keeps its sequence. src may be dst.
   static void Append(WriteBatch* dst, const WriteBatch* src);

@@ -68,10 +68,13 @@ int BusyMillis() {
   return (v != nullptr && v[0] != '\0') ? std::atoi(v) : 1500;
 }
 
-class DBConcurrencyTest : public ::testing::Test {
+// Parameter: Options::allow_concurrent_memtable_write (the group's writers
+// link their own entries into the memtable, or the leader links all).
+class DBConcurrencyTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     options_ = test::SmallTreeOptions(Env::Default());
+    options_.allow_concurrent_memtable_write = GetParam();
     Status s = DB::Open(options_, tmp_.File("db"), &db_);
     ASSERT_TRUE(s.ok()) << S(s);
     for (auto& row : acked_) {
@@ -364,7 +367,7 @@ class DBConcurrencyTest : public ::testing::Test {
   std::atomic<uint64_t> reads_{0};
 };
 
-TEST_F(DBConcurrencyTest, ConcurrentWritersReadersSnapshotsAndCompaction) {
+TEST_P(DBConcurrencyTest, ConcurrentWritersReadersSnapshotsAndCompaction) {
   const uint64_t seed = test::TestSeed();
   std::vector<std::thread> threads;
   for (int w = 0; w < kWriters; w++) {
@@ -397,7 +400,7 @@ TEST_F(DBConcurrencyTest, ConcurrentWritersReadersSnapshotsAndCompaction) {
 
 // Many threads writing at once exercise group commit: every write is
 // acknowledged exactly once and none is lost, sync or not.
-TEST_F(DBConcurrencyTest, ConcurrentGroupCommitLosesNothing) {
+TEST_P(DBConcurrencyTest, ConcurrentGroupCommitLosesNothing) {
   constexpr int kThreads = 8;
   constexpr int kPerThread = 300;
   std::vector<std::thread> threads;
@@ -437,7 +440,7 @@ TEST_F(DBConcurrencyTest, ConcurrentGroupCommitLosesNothing) {
 // another thread wrote its group (group commit, and the flat combining of
 // later groups by a finishing leader): the leader publishes the group's
 // sequence before it wakes the group's writers.
-TEST_F(DBConcurrencyTest, WriterReadsItsOwnWriteUnderGroupCommit) {
+TEST_P(DBConcurrencyTest, WriterReadsItsOwnWriteUnderGroupCommit) {
   constexpr int kThreads = 12;
   constexpr int kPerThread = 400;
   std::vector<std::thread> threads;
@@ -462,6 +465,11 @@ TEST_F(DBConcurrencyTest, WriterReadsItsOwnWriteUnderGroupCommit) {
   }
   for (auto& t : threads) t.join();
 }
+
+INSTANTIATE_TEST_SUITE_P(MemtableWrites, DBConcurrencyTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "ConcurrentLinks" : "LeaderLinks";
+                         });
 
 }  // namespace
 }  // namespace accelkv

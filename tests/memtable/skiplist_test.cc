@@ -1,5 +1,6 @@
 #include "memtable/skiplist.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <set>
@@ -344,6 +345,104 @@ TEST(SkipListTest, SkipListConcurrentRandomInserts) {
   done.store(true, std::memory_order_release);
   for (auto& t : readers) t.join();
   EXPECT_EQ(0, failures.load());
+}
+
+// Several threads link distinct keys at once (InsertConcurrently) while one
+// thread keeps allocating the keys they link (AllocateKey may overlap
+// concurrent inserts) and readers scan. Key i carries i in its low bits;
+// inserter t links keys t, t + kInserters, ... and publishes how many it has
+// linked. Each reader pass sees a strictly ascending sequence of real keys,
+// with every key an inserter had published before the pass; at the end the
+// list holds exactly all keys.
+TEST(SkipListTest, SkipListConcurrentInsertersAndReaders) {
+  const uint64_t seed = test::TestSeed();
+  constexpr uint64_t kKeys = 40000;
+  constexpr int kInserters = 4;
+  constexpr int kIndexBits = 20;
+  constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+  static_assert(kKeys <= kIndexMask);
+  std::vector<uint64_t> keys(kKeys);
+  Random rnd(seed);
+  // Some runs of adjacent keys, so that inserters race for the same gaps.
+  for (uint64_t i = 0; i < kKeys; i++) {
+    keys[i] = (i % 3 == 0 ? (rnd.Next64() >> 24) << kIndexBits : 0) | i;
+  }
+
+  Arena arena;
+  U64List list(U64Cmp(), &arena);
+  std::vector<std::atomic<char*>> allocated(kKeys);
+  for (auto& a : allocated) a.store(nullptr);
+  std::atomic<uint64_t> published[kInserters];
+  for (auto& p : published) p.store(0);
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+
+  auto inserter = [&](int t) {
+    uint64_t linked = 0;
+    for (uint64_t i = static_cast<uint64_t>(t); i < kKeys; i += kInserters) {
+      char* buf = nullptr;
+      while ((buf = allocated[i].load(std::memory_order_acquire)) == nullptr) {
+        std::this_thread::yield();
+      }
+      list.InsertConcurrently(buf);
+      published[t].store(++linked, std::memory_order_release);
+    }
+  };
+  auto reader = [&]() {
+    U64List::Iterator it(&list);
+    bool last_pass = false;
+    while (!last_pass) {
+      last_pass = done.load(std::memory_order_acquire);
+      uint64_t before[kInserters];
+      uint64_t want = 0;
+      for (int t = 0; t < kInserters; t++) {
+        before[t] = published[t].load(std::memory_order_acquire);
+        want += before[t];
+      }
+      uint64_t older_seen = 0;
+      bool have_prev = false;
+      uint64_t prev = 0;
+      for (it.SeekToFirst(); it.Valid(); it.Next()) {
+        const uint64_t k = U64Cmp::Decode(it.key());
+        const uint64_t index = k & kIndexMask;
+        if ((have_prev && k <= prev) || index >= kKeys || keys[index] != k) {
+          failures.fetch_add(1);
+          return;
+        }
+        have_prev = true;
+        prev = k;
+        if (index / kInserters < before[index % kInserters]) older_seen++;
+      }
+      if (older_seen != want) {
+        failures.fetch_add(1);
+        return;
+      }
+    }
+  };
+
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kInserters; t++) threads.emplace_back(inserter, t);
+  for (int i = 0; i < kReaders; i++) threads.emplace_back(reader);
+  for (uint64_t i = 0; i < kKeys; i++) {
+    char* buf = list.AllocateKey(sizeof(uint64_t));
+    EncodeFixed64(buf, keys[i]);
+    allocated[i].store(buf, std::memory_order_release);
+  }
+  for (int t = 0; t < kInserters; t++) threads[static_cast<size_t>(t)].join();
+  done.store(true, std::memory_order_release);
+  for (size_t i = kInserters; i < threads.size(); i++) threads[i].join();
+  EXPECT_EQ(0, failures.load());
+
+  std::vector<uint64_t> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  U64List::Iterator it(&list);
+  size_t n = 0;
+  for (it.SeekToFirst(); it.Valid(); it.Next(), n++) {
+    ASSERT_LT(n, sorted.size());
+    ASSERT_EQ(sorted[n], U64Cmp::Decode(it.key()));
+  }
+  EXPECT_EQ(sorted.size(), n);
+  for (uint64_t i = 0; i < kKeys; i += 97) EXPECT_TRUE(list.Contains(keys[i]));
 }
 
 }  // namespace
