@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "table/table_properties.h"
+#include "util/helper_threads.h"
 #include "util/thread_cpu.h"
 #include "version/file_meta.h"
 
@@ -35,37 +38,81 @@ size_t ComputeThreads(size_t n) {
   return std::max<size_t>(1, std::min(n, hw));
 }
 
+// What a ParallelFor or OrderedWorkers shares with its helper tasks, which
+// may start after the call has returned (HelperThreads runs them when a
+// thread is free): such a late task finds no work left and leaves, touching
+// only this. The caller waits for every task that took work (running_).
+struct HelperShare {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = true;  // a task may still join (under mu)
+  int running = 0;   // tasks that joined and have not finished (under mu)
+  double cpu = 0;    // CPU seconds of the finished tasks (under mu)
+
+  // Joins unless the work is over; the task then runs and calls Leave.
+  bool Join() {
+    std::lock_guard<std::mutex> l(mu);
+    if (!open) return false;
+    ++running;
+    return true;
+  }
+  void Leave(double cpu_seconds) {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      --running;
+      cpu += cpu_seconds;
+    }
+    cv.notify_all();
+  }
+  // No task joins from now on; waits for those that did. Their CPU seconds.
+  double CloseAndWait() {
+    std::unique_lock<std::mutex> l(mu);
+    open = false;
+    cv.wait(l, [this] { return running == 0; });
+    return cpu;
+  }
+};
+
+namespace {
+
+// Starts `helpers` tasks on HelperThreads, each running body() if it joins
+// share in time, timing its CPU seconds.
+void StartHelpers(size_t helpers, const std::shared_ptr<HelperShare>& share,
+                  const std::function<void()>& body) {
+  for (size_t t = 0; t < helpers; ++t) {
+    // body is the caller's, valid while a joined task runs (the caller
+    // waits for those); a task that does not join never calls it.
+    const bool started = HelperThreads::Get()->Run([share, &body] {
+      if (!share->Join()) return;
+      const double cpu0 = ThreadCpuSeconds();
+      body();
+      share->Leave(ThreadCpuSeconds() - cpu0);
+    });
+    if (!started) break;  // no thread: the caller does the rest
+  }
+}
+
+}  // namespace
+
 double ParallelFor(size_t n, size_t threads, const std::function<void(size_t)>& fn) {
   std::atomic<size_t> next{0};
-  auto work = [&] {
+  const std::function<void()> work = [&] {
     for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
   };
   const size_t helpers = std::min(threads, n) > 0 ? std::min(threads, n) - 1 : 0;
-  std::vector<double> cpu(helpers, 0.0);
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < helpers; ++t) {
-    pool.emplace_back([&work, &cpu, t] {
-      const double cpu0 = ThreadCpuSeconds();
-      work();
-      cpu[t] = ThreadCpuSeconds() - cpu0;
-    });
+  if (helpers == 0) {
+    work();
+    return 0;
   }
+  const auto share = std::make_shared<HelperShare>();
+  StartHelpers(helpers, share, work);
   work();
-  for (std::thread& t : pool) t.join();
-  double total = 0;
-  for (double c : cpu) total += c;
-  return total;
+  return share->CloseAndWait();
 }
 
 OrderedWorkers::OrderedWorkers(size_t helpers, std::function<void(size_t)> fn)
-    : fn_(std::move(fn)), cpu_(helpers, 0.0) {
-  for (size_t t = 0; t < helpers; ++t) {
-    threads_.emplace_back([this, t] {
-      const double cpu0 = ThreadCpuSeconds();
-      Work();
-      cpu_[t] = ThreadCpuSeconds() - cpu0;
-    });
-  }
+    : fn_(std::move(fn)), share_(std::make_shared<HelperShare>()), work_([this] { Work(); }) {
+  StartHelpers(helpers, share_, work_);
 }
 
 OrderedWorkers::~OrderedWorkers() { Close(); }
@@ -94,17 +141,12 @@ void OrderedWorkers::Work() {
 double OrderedWorkers::Close() {
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (closed_ && threads_.empty()) return 0;
+    if (closed_) return 0;
     closed_ = true;
   }
   cv_.notify_all();
   Work();
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
-  double total = 0;
-  for (double c : cpu_) total += c;
-  cpu_.assign(cpu_.size(), 0.0);
-  return total;
+  return share_->CloseAndWait();
 }
 
 }  // namespace gpu

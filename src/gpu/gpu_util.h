@@ -12,9 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
-#include <thread>
-#include <vector>
 
 namespace accelkv {
 
@@ -42,19 +41,23 @@ size_t FileThreads(size_t n);
 // ranges): at most the hardware threads and n, at least 1.
 size_t ComputeThreads(size_t n);
 
-// Calls fn(i) once for every i in [0, n), on `threads` threads (the caller
-// is one of them), each taking the next index when done with one. Returns
-// the CPU seconds the helper threads used (the caller's own are in its
+// Calls fn(i) once for every i in [0, n), on up to `threads` threads (the
+// caller is one of them; the others are HelperThreads' and join only if
+// free in time), each taking the next index when done with one. Returns
+// the CPU seconds the helpers used (the caller's own are in its
 // ThreadCpuSeconds), so a job's CPU seconds can count them.
 double ParallelFor(size_t n, size_t threads, const std::function<void(size_t)>& fn);
 
+struct HelperShare;  // gpu_util.cc
+
 // Calls fn(i) once for every index the caller releases, in index order of
-// taking, on `helpers` threads started at construction, while the caller
-// goes on producing later items: Release(end) makes [0, end) available
-// (end only grows). Close() stops further releases, lets the caller run
-// released indices not yet taken alongside the helpers, joins them and
-// returns the helpers' CPU seconds (waiting costs none). The destructor
-// closes an object not closed. With 0 helpers every index runs in Close.
+// taking, on up to `helpers` HelperThreads asked at construction, while the
+// caller goes on producing later items: Release(end) makes [0, end)
+// available (end only grows). Close() stops further releases, lets the
+// caller run released indices not yet taken alongside the helpers, waits
+// for them and returns the helpers' CPU seconds (waiting costs none). The
+// destructor closes an object not closed. With 0 helpers every index runs
+// in Close.
 class OrderedWorkers {
  public:
   OrderedWorkers(size_t helpers, std::function<void(size_t)> fn);
@@ -71,11 +74,11 @@ class OrderedWorkers {
   const std::function<void(size_t)> fn_;
   std::mutex mu_;
   std::condition_variable cv_;
-  size_t next_ = 0;          // the next index to take (under mu_)
-  size_t released_ = 0;      // indices below it may run (under mu_)
-  bool closed_ = false;      // (under mu_)
-  std::vector<double> cpu_;  // per helper, written by it before it exits
-  std::vector<std::thread> threads_;
+  size_t next_ = 0;                     // the next index to take (under mu_)
+  size_t released_ = 0;                 // indices below it may run (under mu_)
+  bool closed_ = false;                 // (under mu_)
+  std::shared_ptr<HelperShare> share_;  // the helpers' (may outlive this)
+  const std::function<void()> work_;    // Work, what the helpers run
 };
 
 }  // namespace gpu

@@ -818,6 +818,43 @@ TEST_P(GpuExecutorTest, FlippedByteIsCorruptionWithNoFiles) {
   EXPECT_TRUE(gpu_->healthy());
 }
 
+// Tables of several MiB (over 1000 data blocks each): byte-identical to the
+// CPU executor; a byte flipped in the second half of a large table is
+// Corruption with no output file.
+TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.l0_files = 2;
+  shape.l1_files = 1;
+  shape.entries_per_file = 40000;
+  shape.fixed_key_size = 16;
+  shape.fixed_value_size = 200;
+  shape.allow_long_values = false;
+  const test::GpuJob job = NewJob(&rnd, shape);
+  const FileMetaPtr& big = job.compaction->inputs(0)[0];
+  ASSERT_GT(big->file_size, 4u << 20);
+  CompactionJobResult gpu_result;
+  std::map<uint64_t, std::string> gpu_files;
+  Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  CompactionJobResult cpu_result;
+  ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+  if (HasFatalFailure()) return;
+
+  const std::string fname = TableFileName(dbname_, big->number);
+  std::string bytes;
+  ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
+  const size_t pos = bytes.size() / 2 + rnd.Uniform(static_cast<uint32_t>(bytes.size() / 3));
+  bytes[pos] = static_cast<char>(bytes[pos] ^ 0x21);
+  ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
+  CompactionJobResult result;
+  std::map<uint64_t, std::string> files;
+  s = Run(gpu_.get(), job, &result, &files);
+  EXPECT_TRUE(s.IsCorruption()) << "pos " << pos << ": " << s.ToString();
+  EXPECT_TRUE(result.outputs.empty());
+  EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+}
+
 TEST_P(GpuExecutorTest, ChecksumMismatchReportsFileAndBlock) {
   Random rnd(test::TestSeed());
   test::GpuJobShape shape;

@@ -1,0 +1,52 @@
+// HelperThreads: a process-wide cache of helper threads for short pieces of
+// parallel work (the GPU executor's file reads, writes and plan ranges,
+// several per compaction job). Starting and ending a thread per piece cost
+// the GPU machine about 50 ms of CPU per 200 MB job beyond the work itself
+// (bench/results/2026-11-24-h100-helper-threads.md): a new stack's mapping
+// and faults, its unmapping (TLB shootdowns on every core the process runs
+// on). Here a task goes to a thread that is waiting for one, or to a new
+// thread when none is; a thread idle for kIdleSeconds ends.
+//
+// Tasks must not wait for one another: a task queued when every thread is
+// busy starts only when a thread frees or a new one starts, so callers treat
+// a helper as optional (the caller does whatever no helper took, as
+// ParallelFor and OrderedWorkers in gpu/gpu_util.h do).
+//
+// Thread safety: Run may be called from any thread, also from a task. The
+// object is never destroyed (Get leaks it), so waiting threads need no join.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+
+namespace accelkv {
+
+class HelperThreads {
+ public:
+  static constexpr int kIdleSeconds = 10;
+
+  static HelperThreads* Get();
+
+  // Runs task on a helper thread. False if no thread could be started (the
+  // task is dropped: the caller does the work itself).
+  bool Run(std::function<void()> task);
+
+  // Threads alive now, waiting or running, and those waiting (for tests).
+  size_t threads() const;
+  size_t idle() const;
+
+ private:
+  HelperThreads() = default;
+  void Loop();
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;  // (under mu_)
+  size_t idle_ = 0;                          // threads waiting for a task (under mu_)
+  size_t threads_ = 0;                       // threads alive (under mu_)
+};
+
+}  // namespace accelkv
