@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -182,6 +184,21 @@ void CleanUpDir(const JobPlace& place) {
   if (place.created_dir) place.env->RemoveDir(place.dbname);
 }
 
+void ReportThreadCpu(const std::map<int, ThreadCpu>& before, double process_sec,
+                     double executor_sec) {
+  double live = 0;
+  for (const auto& [tid, t] : ThreadCpuTable()) {
+    const auto it = before.find(tid);
+    const double d = t.seconds - (it == before.end() ? 0.0 : it->second.seconds);
+    live += d;
+    if (d >= 0.0005) std::fprintf(stderr, "thread-cpu: %d %s %.4f s\n", tid, t.name.c_str(), d);
+  }
+  std::fprintf(stderr,
+               "thread-cpu: process %.4f s, live threads %.4f s, exited threads %.4f s, "
+               "executor reports %.4f s\n",
+               process_sec, live, process_sec - live, executor_sec);
+}
+
 // Runs the job once on executor; *files gets the outputs' bytes in key
 // order, and the output files are removed (the next run reuses numbers).
 // On disk the inputs are first dropped from the page cache (*drop).
@@ -206,11 +223,17 @@ Status RunOnce(accelkv::CompactionExecutor* executor, const CompactJob& job, con
     std::lock_guard<std::mutex> l(mu);
     return next++;
   };
+  // ACCELKV_BENCH_THREAD_CPU=1: where the process's CPU seconds went
+  // during the run, per live thread, to stderr (a diagnostic).
+  const bool thread_cpu = std::getenv("ACCELKV_BENCH_THREAD_CPU") != nullptr;
+  std::map<int, ThreadCpu> threads0;
+  if (thread_cpu) threads0 = ThreadCpuTable();
   const double cpu0 = CpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
   Status s = executor->Run(spec, result);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   *cpu_sec = CpuSeconds() - cpu0;
+  if (thread_cpu) ReportThreadCpu(threads0, *cpu_sec, result->cpu_seconds);
   files->clear();
   for (const FileMetaData& f : result->outputs) {
     const std::string name = accelkv::TableFileName(dbname, f.number);

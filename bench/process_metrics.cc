@@ -38,6 +38,22 @@ double CpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+std::map<int, ThreadCpu> ThreadCpuTable() {
+  std::map<int, ThreadCpu> table;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    const std::string tid = e.path().filename().string();
+    std::ifstream sched(e.path() / "schedstat");
+    uint64_t ns = 0;
+    if (!(sched >> ns)) continue;  // exited meanwhile
+    ThreadCpu& t = table[std::atoi(tid.c_str())];
+    std::ifstream comm(e.path() / "comm");
+    std::getline(comm, t.name);
+    t.seconds = static_cast<double>(ns) / 1e9;
+  }
+  return table;
+}
+
 bool ResetPeakRss() {
   std::ofstream out("/proc/self/clear_refs");
   if (!out) return false;

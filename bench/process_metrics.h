@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace accelkv_bench {
@@ -27,6 +28,14 @@ struct IoCounters {
 IoCounters ReadIoCounters();
 // user + system CPU seconds of this process so far.
 double CpuSeconds();
+// CPU seconds of each live thread of this process so far, by thread id,
+// with its name (/proc/self/task/*/schedstat, nanosecond precision, and
+// comm). Threads that have exited are not listed: CpuSeconds counts them.
+struct ThreadCpu {
+  std::string name;
+  double seconds = 0;
+};
+std::map<int, ThreadCpu> ThreadCpuTable();
 // Restarts the peak-RSS window; false if the kernel does not allow it.
 bool ResetPeakRss();
 // Peak RSS in bytes since the last successful ResetPeakRss (or process start).

@@ -184,15 +184,27 @@ elif [ -x "$BENCH_BIN" ]; then
   LC_ALL=C dd if=/dev/zero of="$DISK_DIR/dd.bin" bs=8M count="$dd_count" conv=fdatasync 2>/dev/null
   sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
   dd_read=$(LC_ALL=C dd if="$DISK_DIR/dd.bin" of=/dev/null bs=8M iflag=direct 2>&1 | tail -n 1)
-  rm -f "$DISK_DIR/dd.bin"
+  # Both at once, as a compaction does: the same read beside a direct write
+  # of as many bytes (does the disk share one bandwidth between them?).
+  sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+  LC_ALL=C dd if="$DISK_DIR/dd.bin" of=/dev/null bs=8M iflag=direct 2>"$DISK_DIR/dd.read.err" &
+  dd_both_write=$(LC_ALL=C dd if=/dev/zero of="$DISK_DIR/dd2.bin" bs=8M count="$dd_count" \
+    oflag=direct conv=fdatasync 2>&1 | tail -n 1)
+  wait
+  dd_both_read=$(tail -n 1 "$DISK_DIR/dd.read.err")
+  rm -f "$DISK_DIR/dd.bin" "$DISK_DIR/dd2.bin" "$DISK_DIR/dd.read.err"
   echo "dd conv=fdatasync:              $dd_buffered"
   echo "dd oflag=direct conv=fdatasync: $dd_direct"
   echo "dd read iflag=direct:           $dd_read"
-  python3 - "$DISK_DIR" "$fs_type" "$dd_buffered" "$dd_direct" "$dd_read" >"$OUT/dd.json" <<'PY' || rc=1
+  echo "dd read and write at once:      read $dd_both_read; write $dd_both_write"
+  python3 - "$DISK_DIR" "$fs_type" "$dd_buffered" "$dd_direct" "$dd_read" "$dd_both_read" \
+    "$dd_both_write" >"$OUT/dd.json" <<'PY' || rc=1
 import json, re, sys
 d, fs, lines = sys.argv[1], sys.argv[2], {"fdatasync": sys.argv[3], "direct": sys.argv[4]}
-m = re.match(r"(\d+) bytes .* copied, ([0-9.eE+-]+) s", sys.argv[5])
-read_gbs = int(m.group(1)) / 1e9 / float(m.group(2)) if m and float(m.group(2)) > 0 else None
+def rate(line):
+    m = re.match(r"(\d+) bytes .* copied, ([0-9.eE+-]+) s", line)
+    return int(m.group(1)) / 1e9 / float(m.group(2)) if m and float(m.group(2)) > 0 else None
+read_gbs = rate(sys.argv[5])
 row = {"workload": "dd", "dir": d, "fs_type": fs, "bs": "8M"}
 rates = []
 for k, line in lines.items():
@@ -205,6 +217,9 @@ for k, line in lines.items():
 row["dd_gb_per_sec"] = max(rates) if rates else None
 row["read_direct_line"] = sys.argv[5]
 row["read_direct_gb_per_sec"] = read_gbs
+row["concurrent_read_line"], row["concurrent_write_line"] = sys.argv[6], sys.argv[7]
+row["concurrent_read_gb_per_sec"] = rate(sys.argv[6])
+row["concurrent_write_gb_per_sec"] = rate(sys.argv[7])
 print(json.dumps(row))
 sys.exit(0 if rates else 1)
 PY
