@@ -30,10 +30,12 @@
 // blocks in, EncodeBlocksKernel (a warp per output
 // block copies its entries' key bytes and values from the arenas, entry
 // arrays and kept order Run left on the device, lane 0 writes the end
-// offsets, the footer and the trailer CRC32C), then the chunk's tables'
-// bloom filters (FilterInitKernel zeroes, FilterBitsKernel sets each key's
-// probe bits with atomicOr, FilterCrcKernel), the chunk's bytes out; the
-// inputs stay until ReleaseEncodeInput. Device
+// offsets, the footer and the trailer CRC32C) over parts of about 4 MiB,
+// each part's bytes copied out on a second stream while the next part's
+// kernel runs, then the chunk's tables' bloom filters (FilterInitKernel
+// zeroes, FilterBitsKernel sets each key's probe bits with atomicOr,
+// FilterCrcKernel) and their bytes out; the inputs stay until
+// ReleaseEncodeInput. Device
 // memory comes from the stream-ordered default pool with its release
 // threshold raised, so it is reused across jobs; the pinned host buffers
 // grow and are reused. Every CUDA error becomes Aborted("gpu: <stage>: ...").
@@ -66,6 +68,11 @@ namespace gpu {
 namespace {
 
 constexpr int kThreads = 256;
+// EncodeBlocks splits a chunk into parts of about kEncodePartBytes of
+// output (at most kEncodeParts), each copied back while the next one's
+// kernel runs.
+constexpr uint64_t kEncodePartBytes = 4ull << 20;
+constexpr uint64_t kEncodeParts = 8;
 
 struct Counters {
   unsigned long long bad_block;  // ~0: none
@@ -372,6 +379,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     cudaStreamSynchronize(stream_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     for (cudaEvent_t e : stage_events_) cudaEventDestroy(e);
+    if (copy_stream_ != nullptr) {
+      cudaStreamSynchronize(copy_stream_);
+      cudaStreamDestroy(copy_stream_);
+    }
+    for (cudaEvent_t e : encode_events_) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
     if (counters_ != nullptr) cudaFreeHost(counters_);
     cudaFree(crc_tables_);
     cudaStreamDestroy(stream_);
@@ -678,6 +692,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     const uint64_t nb = end_block - first_block;
     if (nb > 0) {
+      // The copies back run on copy_stream_, each part's after its kernel
+      // (an event), so part p's copy overlaps part p + 1's kernel. Every
+      // exit drains both streams: no copy into `out` outlives the call.
+      ACCELKV_CUDA_TRY("encode", EnsureCopyStream());
+      struct Drain {
+        cudaStream_t copy;
+        ~Drain() { cudaStreamSynchronize(copy); }
+      } drain{copy_stream_};
       EncodeBlock* d_blocks = nullptr;
       ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_blocks, nb));
       ACCELKV_CUDA_TRY("encode",
@@ -685,11 +707,29 @@ class CudaKeySortDevice final : public KeySortDevice {
                                        nb * sizeof(EncodeBlock), cudaMemcpyHostToDevice, stream_));
       const EncodeSources src{dev_.arena,    dev_.key_arena,    dev_.kept,      dev_.key_offset,
                               dev_.key_size, dev_.value_offset, dev_.value_size};
-      EncodeBlocksKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(
-          crc_tables_, src, d_blocks, nb, dev_.out);
-      ACCELKV_CUDA_TRY("encode", cudaGetLastError());
-      // The chunk's tables' filters, once their data blocks' kernel ran
-      // (the bits kernel's atomics touch the words around each filter).
+      // Parts of about kEncodePartBytes of output, at most kEncodeParts.
+      uint64_t chunk_bytes = 0;
+      for (uint64_t i = first_block; i < end_block; ++i) {
+        chunk_bytes += EncodedBlockSize(job.blocks[i]) + 5;
+      }
+      const uint64_t parts = std::clamp<uint64_t>(chunk_bytes / kEncodePartBytes, 1,
+                                                  std::min<uint64_t>(kEncodeParts, nb));
+      for (uint64_t p = 0; p < parts; ++p) {
+        const uint64_t b0 = first_block + nb * p / parts;
+        const uint64_t b1 = first_block + nb * (p + 1) / parts;
+        EncodeBlocksKernel<<<WarpGrid(b1 - b0, max_blocks_), kThreads, 0, stream_>>>(
+            crc_tables_, src, d_blocks + (b0 - first_block), b1 - b0, dev_.out);
+        ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+        std::vector<std::pair<uint64_t, uint64_t>> spans;  // offset, size with trailer
+        spans.reserve(b1 - b0);
+        for (uint64_t i = b0; i < b1; ++i) {
+          spans.emplace_back(job.blocks[i].out_offset, EncodedBlockSize(job.blocks[i]) + 5);
+        }
+        ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, p, out));
+      }
+      // The chunk's tables' filters, once their data blocks' kernels ran
+      // (the bits kernel's atomics touch the words around each filter,
+      // leaving a data block's bytes as they are).
       uint64_t first_filter = 0;
       uint64_t end_filter = 0;
       FiltersOfBlocks(job, first_block, end_block, &first_filter, &end_filter);
@@ -710,33 +750,14 @@ class CudaKeySortDevice final : public KeySortDevice {
         FilterCrcKernel<<<WarpGrid(nf, max_blocks_), kThreads, 0, stream_>>>(crc_tables_, d_filters,
                                                                              nf, dev_.out);
         ACCELKV_CUDA_TRY("encode", cudaGetLastError());
-      }
-      // Back in one copy per contiguous run of blocks and filters (one for
-      // a chunk of whole tables).
-      std::vector<std::pair<uint64_t, uint64_t>> spans;  // offset, size with trailer
-      spans.reserve(nb + nf);
-      for (uint64_t i = first_block; i < end_block; ++i) {
-        spans.emplace_back(job.blocks[i].out_offset, EncodedBlockSize(job.blocks[i]) + 5);
-      }
-      for (uint64_t i = first_filter; i < end_filter; ++i) {
-        spans.emplace_back(job.filters[i].out_offset, EncodedFilterSize(job.filters[i]) + 5);
-      }
-      std::sort(spans.begin(), spans.end());
-      uint64_t run_begin = spans[0].first;
-      uint64_t run_end = run_begin;
-      for (size_t i = 0; i <= spans.size(); ++i) {
-        if (i < spans.size() && spans[i].first == run_end) {
-          run_end += spans[i].second;
-          continue;
+        std::vector<std::pair<uint64_t, uint64_t>> spans;
+        spans.reserve(nf);
+        for (uint64_t i = first_filter; i < end_filter; ++i) {
+          spans.emplace_back(job.filters[i].out_offset, EncodedFilterSize(job.filters[i]) + 5);
         }
-        ACCELKV_CUDA_TRY("encode",
-                         cudaMemcpyAsync(out + run_begin, dev_.out + run_begin, run_end - run_begin,
-                                         cudaMemcpyDeviceToHost, stream_));
-        if (i < spans.size()) {
-          run_begin = spans[i].first;
-          run_end = run_begin + spans[i].second;
-        }
+        ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, kEncodeParts, out));
       }
+      ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(copy_stream_));
     }
     ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
     (*stage_micros)["gpu_encode"] += MicrosSince(t0);
@@ -953,6 +974,36 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
+  // The copy stream and the events that order its copies after the encode
+  // kernels (kEncodeParts for the parts, one for the filters), made on
+  // first use.
+  cudaError_t EnsureCopyStream() {
+    if (copy_stream_ != nullptr) return cudaSuccess;
+    for (cudaEvent_t& e : encode_events_) {
+      if (e != nullptr) continue;
+      const cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+      if (err != cudaSuccess) return err;
+    }
+    return cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
+  }
+
+  // Copies dev_.out's spans (offset, size) back into out on copy_stream_
+  // once what stream_ has queued so far ran (event k); spans that follow one
+  // another in the list and in memory go in one copy.
+  cudaError_t CopyBackAfterKernels(const std::vector<std::pair<uint64_t, uint64_t>>& spans,
+                                   uint64_t k, uint8_t* out) {
+    cudaError_t e = cudaEventRecord(encode_events_[k], stream_);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(copy_stream_, encode_events_[k], 0);
+    for (size_t i = 0; i < spans.size() && e == cudaSuccess;) {
+      const uint64_t begin = spans[i].first;
+      uint64_t end = begin + spans[i].second;
+      for (++i; i < spans.size() && spans[i].first == end; ++i) end += spans[i].second;
+      e = cudaMemcpyAsync(out + begin, dev_.out + begin, end - begin, cudaMemcpyDeviceToHost,
+                          copy_stream_);
+    }
+    return e;
+  }
+
   const cudaStream_t stream_;
   const uint64_t budget_;
   const std::string name_;
@@ -972,6 +1023,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   StagedArena staged_;
   const uint8_t* staged_arena_ = nullptr;
   std::vector<cudaEvent_t> stage_events_;
+  cudaStream_t copy_stream_ = nullptr;  // EncodeStages' copies back
+  cudaEvent_t encode_events_[kEncodeParts + 1] = {};
 };
 
 std::string NoGpu(const char* what, cudaError_t e) {
