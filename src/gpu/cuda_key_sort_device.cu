@@ -675,9 +675,9 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   // One chunk: its planned blocks in, the kernel into the job's device
-  // output buffer (allocated by the first call, kept to the release), the
-  // chunk's bytes back into out, one copy per contiguous run of blocks
-  // (one for a chunk of whole tables: their data blocks are contiguous).
+  // output buffer (allocated by the first call, kept to the release) part
+  // by part, each part's bytes back into out while the next part runs (one
+  // copy per contiguous run of its blocks), then the filters and theirs.
   Status EncodeStages(const EncodeJob& job, uint64_t first_block, uint64_t end_block, uint8_t* out,
                       std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const auto t0 = std::chrono::steady_clock::now();
