@@ -196,6 +196,25 @@ TEST(SkipListTest, MemoryComesFromTheArena) {
 
 constexpr int kReaders = 3;
 
+// One reader pass over list for the concurrent tests, whose key i (of keys)
+// carries i in the bits of index_mask: true if the pass sees a strictly
+// ascending sequence of keys from keys; calls seen(index) for each.
+template <class Fn>
+bool ScanKnownKeysAscending(U64List::Iterator* it, const std::vector<uint64_t>& keys,
+                            uint64_t index_mask, Fn&& seen) {
+  bool have_prev = false;
+  uint64_t prev = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const uint64_t k = U64Cmp::Decode(it->key());
+    const uint64_t index = k & index_mask;
+    if ((have_prev && k <= prev) || index >= keys.size() || keys[index] != k) return false;
+    have_prev = true;
+    prev = k;
+    seen(index);
+  }
+  return true;
+}
+
 // The writer appends 0, 1, 2, ... in order, so the list is always exactly the
 // prefix [0, n) for the n inserted so far. Each reader checks that every
 // pass sees such a prefix, no shorter than what was published before the
@@ -293,20 +312,13 @@ TEST(SkipListTest, SkipListConcurrentRandomInserts) {
       last_pass = done.load(std::memory_order_acquire);
       const uint64_t before = published.load(std::memory_order_acquire);
       uint64_t older_seen = 0;  // keys with index < before
-      bool have_prev = false;
-      uint64_t prev = 0;
       std::vector<uint64_t> seen_indexes;
-      for (it.SeekToFirst(); it.Valid(); it.Next()) {
-        const uint64_t k = U64Cmp::Decode(it.key());
-        const uint64_t index = k & kIndexMask;
-        if ((have_prev && k <= prev) || index >= kKeys || keys[index] != k) {
-          failures.fetch_add(1);
-          return;
-        }
-        have_prev = true;
-        prev = k;
-        if (index < before) older_seen++;
-        seen_indexes.push_back(index);
+      if (!ScanKnownKeysAscending(&it, keys, kIndexMask, [&](uint64_t index) {
+            if (index < before) older_seen++;
+            seen_indexes.push_back(index);
+          })) {
+        failures.fetch_add(1);
+        return;
       }
       const uint64_t after = published.load(std::memory_order_acquire);
       if (older_seen != before) {
@@ -400,20 +412,12 @@ TEST(SkipListTest, SkipListConcurrentInsertersAndReaders) {
         want += before[t];
       }
       uint64_t older_seen = 0;
-      bool have_prev = false;
-      uint64_t prev = 0;
-      for (it.SeekToFirst(); it.Valid(); it.Next()) {
-        const uint64_t k = U64Cmp::Decode(it.key());
-        const uint64_t index = k & kIndexMask;
-        if ((have_prev && k <= prev) || index >= kKeys || keys[index] != k) {
-          failures.fetch_add(1);
-          return;
-        }
-        have_prev = true;
-        prev = k;
-        if (index / kInserters < before[index % kInserters]) older_seen++;
-      }
-      if (older_seen != want) {
+      if (!ScanKnownKeysAscending(&it, keys, kIndexMask,
+                                  [&](uint64_t index) {
+                                    if (index / kInserters < before[index % kInserters])
+                                      older_seen++;
+                                  }) ||
+          older_seen != want) {
         failures.fetch_add(1);
         return;
       }
