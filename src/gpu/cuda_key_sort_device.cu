@@ -7,9 +7,10 @@
 //            pair of events), while the other files are still being read
 //   decode   (DecodeKeys) the file arena (unless staged whole) and the
 //            blocks' layouts in,
-//            DecodeKeysKernel (a warp per entry materializes its key into the
-//            device key arena), the key arena and the entry arrays out (the
-//            CPU reads some keys); both arenas and the entry arrays stay
+//            DecodeKeysKernel (a group of lanes per entry, about 8 key
+//            bytes each, materializes its key into the device key arena), then the key arena and
+//            the entry arrays out on a second stream into pinned memory, overlapping what follows
+//            (the CPU reads them after WaitDecodedKeys); both arenas and the entry arrays stay
 //   copy_in  block spans + per-entry flags + snapshots (and both arenas
 //            and the entry arrays when DecodeKeys did not leave them)
 //   verify   VerifyKernel: a warp per block, the lanes CRC32C contiguous
@@ -129,27 +130,31 @@ __global__ void DedupKernel(KeyArrays keys, const uint8_t* flags, const SortItem
   }
 }
 
-// One warp per input entry (decode_common.h): every lane finds the entry's
-// block (a binary search over the blocks' first entries; the lanes read the
-// same addresses) and its bounds, the lanes copy the block prefix and the
-// key suffix into the key arena, lane 0 writes the entry's arrays and
-// reports a malformed key through atomicMin.
+// A group of 2^lane_shift lanes per input entry (decode_common.h,
+// DecodeLanesPerEntry: about 8 key bytes per lane, so a warp decodes
+// several short keys at once): every lane finds the entry's block (a
+// binary search over the blocks' first entries; the lanes read the same
+// addresses) and its bounds, the lanes copy the block prefix and the key
+// suffix into the key arena, lane 0 writes the entry's arrays and reports
+// a malformed key through atomicMin.
 __global__ void DecodeKeysKernel(const uint8_t* arena, uint8_t* key_arena,
                                  const DecodeBlock* blocks, uint64_t nb, uint64_t n,
-                                 uint64_t* key_offset, uint32_t* key_size, uint64_t* value_offset,
-                                 uint32_t* value_size, unsigned long long* bad_entry) {
-  const uint64_t warp = (blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) / 32;
-  const uint32_t lane = threadIdx.x & 31u;
-  if (warp >= n) return;
-  const DecodeBlock b = blocks[BlockOfEntry(blocks, nb, warp)];
-  const DecodedEntry d = LocateEntry(arena, b, static_cast<uint32_t>(warp - b.first_entry));
-  MaterializeKey(arena, key_arena, b, d, lane, 32);
+                                 uint32_t lane_shift, uint64_t* key_offset, uint32_t* key_size,
+                                 uint64_t* value_offset, uint32_t* value_size,
+                                 unsigned long long* bad_entry) {
+  const uint64_t thread = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  const uint64_t entry = thread >> lane_shift;
+  const uint32_t lane = static_cast<uint32_t>(thread & ((1u << lane_shift) - 1));
+  if (entry >= n) return;
+  const DecodeBlock b = blocks[BlockOfEntry(blocks, nb, entry)];
+  const DecodedEntry d = LocateEntry(arena, b, static_cast<uint32_t>(entry - b.first_entry));
+  MaterializeKey(arena, key_arena, b, d, lane, 1u << lane_shift);
   if (lane == 0) {
-    key_offset[warp] = d.key_offset;
-    key_size[warp] = d.key_size;
-    value_offset[warp] = d.value_offset;
-    value_size[warp] = d.value_size;
-    if (!InternalKeyOk(arena, b, d)) atomicMin(bad_entry, static_cast<unsigned long long>(warp));
+    key_offset[entry] = d.key_offset;
+    key_size[entry] = d.key_size;
+    value_offset[entry] = d.value_offset;
+    value_size[entry] = d.value_size;
+    if (!InternalKeyOk(arena, b, d)) atomicMin(bad_entry, static_cast<unsigned long long>(entry));
   }
 }
 
@@ -386,6 +391,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     for (cudaEvent_t e : encode_events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
+    if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
     if (counters_ != nullptr) cudaFreeHost(counters_);
     cudaFree(crc_tables_);
     cudaStreamDestroy(stream_);
@@ -397,6 +403,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   // Drains the stream first: no staged copy from the arena may be in
   // flight while the caller writes it or Get reallocates it.
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
+    DrainKeyCopies();
     CancelStaging();
     ACCELKV_CUDA_TRY("alloc", cudaStreamSynchronize(stream_));
     return arena_.Get(bytes, "alloc", arena);
@@ -446,7 +453,20 @@ class CudaKeySortDevice final : public KeySortDevice {
     ReleaseInput();
   }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
+    ACCELKV_CUDA_TRY("alloc", DrainKeyCopies());  // none may still write the buffer
     return key_arena_.Get(bytes, "alloc", arena);
+  }
+
+  Status WaitDecodedKeys(std::map<std::string, uint64_t>* stage_micros) override {
+    if (!keys_pending_) return Status::OK();
+    const auto t = std::chrono::steady_clock::now();
+    const cudaError_t e = DrainKeyCopies();
+    (*stage_micros)["keys_wait"] += MicrosSince(t);
+    if (e != cudaSuccess) {
+      ReleaseInput();
+      return CudaFailure("decode", e);
+    }
+    return Status::OK();
   }
   Status HostOutput(uint64_t bytes, uint8_t** out) override {
     return out_.Get(bytes, "encode", out);
@@ -578,7 +598,15 @@ class CudaKeySortDevice final : public KeySortDevice {
     dev_.entries = entries;
     return cudaSuccess;
   }
+  // Waits for DecodeStages' copies back, if any may still run.
+  cudaError_t DrainKeyCopies() {
+    if (!keys_pending_) return cudaSuccess;
+    keys_pending_ = false;
+    return cudaStreamSynchronize(copy_stream_);
+  }
+
   void ReleaseInput() {
+    DrainKeyCopies();  // no copy back reads what is freed here
     void* ptrs[] = {dev_.arena,        dev_.key_arena,  dev_.key_offset, dev_.key_size,
                     dev_.value_offset, dev_.value_size, dev_.kept,       dev_.out};
     for (void* p : ptrs) {
@@ -636,9 +664,11 @@ class CudaKeySortDevice final : public KeySortDevice {
 
     const auto t0 = std::chrono::steady_clock::now();
     if (n > 0) {
-      DecodeKeysKernel<<<Grid(n * 32), kThreads, 0, stream_>>>(dev_.arena, dev_.key_arena, d_blocks,
-                                                               nb, n, d_key_offset, d_key_size,
-                                                               d_value_offset, d_value_size, d_bad);
+      const uint32_t lanes = DecodeLanesPerEntry(in.blocks.data(), nb);
+      const uint32_t shift = static_cast<uint32_t>(__builtin_ctz(lanes));
+      DecodeKeysKernel<<<Grid(n * lanes), kThreads, 0, stream_>>>(
+          dev_.arena, dev_.key_arena, d_blocks, nb, n, shift, d_key_offset, d_key_size,
+          d_value_offset, d_value_size, d_bad);
       ACCELKV_CUDA_TRY("decode", cudaGetLastError());
     }
     out->key_offset->resize(n);
@@ -650,19 +680,29 @@ class CudaKeySortDevice final : public KeySortDevice {
       out->value_offset->clear();  // they stay on the device for Run
       out->value_size->clear();
     }
-    unsigned long long bad = 0;
+    // The keys and the entry arrays go back on copy_stream_ once the kernel
+    // ran, into pinned memory (HostVector), and the call returns without
+    // waiting for them: they overlap Run's sort and dedup on stream_, and
+    // the host waits only where it reads them (WaitDecodedKeys). Nothing
+    // on stream_ writes what they read until ReleaseInput, which drains
+    // them first.
+    ACCELKV_CUDA_TRY("decode", EnsureCopyStream());
+    ACCELKV_CUDA_TRY("decode", cudaEventRecord(keys_event_, stream_));
+    ACCELKV_CUDA_TRY("decode", cudaStreamWaitEvent(copy_stream_, keys_event_, 0));
+    keys_pending_ = true;
     ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(in.key_arena, dev_.key_arena, in.key_arena_size,
-                                               cudaMemcpyDeviceToHost, stream_));
+                                               cudaMemcpyDeviceToHost, copy_stream_));
     ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->key_offset->data(), d_key_offset, n * 8,
-                                               cudaMemcpyDeviceToHost, stream_));
+                                               cudaMemcpyDeviceToHost, copy_stream_));
     ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->key_size->data(), d_key_size, n * 4,
-                                               cudaMemcpyDeviceToHost, stream_));
+                                               cudaMemcpyDeviceToHost, copy_stream_));
     if (out->values_to_host) {
       ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_offset->data(), d_value_offset, n * 8,
-                                                 cudaMemcpyDeviceToHost, stream_));
+                                                 cudaMemcpyDeviceToHost, copy_stream_));
       ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_size->data(), d_value_size, n * 4,
-                                                 cudaMemcpyDeviceToHost, stream_));
+                                                 cudaMemcpyDeviceToHost, copy_stream_));
     }
+    unsigned long long bad = 0;
     ACCELKV_CUDA_TRY("decode",
                      cudaMemcpyAsync(&bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("decode", cudaStreamSynchronize(stream_));
@@ -979,6 +1019,10 @@ class CudaKeySortDevice final : public KeySortDevice {
   // first use.
   cudaError_t EnsureCopyStream() {
     if (copy_stream_ != nullptr) return cudaSuccess;
+    if (keys_event_ == nullptr) {
+      const cudaError_t err = cudaEventCreateWithFlags(&keys_event_, cudaEventDisableTiming);
+      if (err != cudaSuccess) return err;
+    }
     for (cudaEvent_t& e : encode_events_) {
       if (e != nullptr) continue;
       const cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
@@ -1023,9 +1067,22 @@ class CudaKeySortDevice final : public KeySortDevice {
   StagedArena staged_;
   const uint8_t* staged_arena_ = nullptr;
   std::vector<cudaEvent_t> stage_events_;
-  cudaStream_t copy_stream_ = nullptr;  // EncodeStages' copies back
+  cudaStream_t copy_stream_ = nullptr;  // EncodeStages' and DecodeStages' copies back
   cudaEvent_t encode_events_[kEncodeParts + 1] = {};
+  cudaEvent_t keys_event_ = nullptr;  // DecodeStages: the keys' copies after the kernel
+  bool keys_pending_ = false;         // those copies may still run (DrainKeyCopies)
 };
+
+// HostVector's pinned storage (host_vector.h).
+void* PinnedAllocate(size_t bytes) {
+  void* p = nullptr;
+  if (cudaHostAlloc(&p, bytes, cudaHostAllocDefault) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: HostVector falls back to ordinary memory
+    return nullptr;
+  }
+  return p;
+}
+void PinnedFree(void* p) { cudaFreeHost(p); }
 
 std::string NoGpu(const char* what, cudaError_t e) {
   return std::string("no GPU: ") + what + ": " + cudaGetErrorString(e);
@@ -1096,6 +1153,7 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, EncodeBlocksKernel, kThreads, 0);
   const unsigned int max_blocks = static_cast<unsigned int>(std::max(1, sms) * std::max(1, per_sm));
   cudaGetLastError();
+  SetPinnedHostMemory(PinnedHostMemory{&PinnedAllocate, &PinnedFree});
   return std::make_unique<CudaKeySortDevice>(stream, budget, name, crc_tables, max_blocks);
 }
 

@@ -59,6 +59,23 @@ ACCELKV_HD inline uint64_t BlockOfEntry(const DecodeBlock* blocks, uint64_t nb, 
   return lo;
 }
 
+// The lanes that materialize one entry's key on the GPU (DecodeKeysKernel):
+// the smallest power of two up to 32 that gives each lane at most 8 bytes
+// of the largest average key of any block (P + KS / n, rounded up). Only a
+// speed choice: any number of lanes copies the same bytes (MaterializeKey).
+inline uint32_t DecodeLanesPerEntry(const DecodeBlock* blocks, uint64_t nb) {
+  uint64_t key = 0;
+  for (uint64_t i = 0; i < nb; ++i) {
+    const DecodeBlock& b = blocks[i];
+    if (b.n == 0) continue;
+    const uint64_t average = b.prefix_size + (b.key_bytes + b.n - 1) / b.n;
+    if (average > key) key = average;
+  }
+  uint32_t lanes = 1;
+  while (lanes < 32 && uint64_t{lanes} * 8 < key) lanes *= 2;
+  return lanes;
+}
+
 // End offset i of an array of `width`-byte (2 or 4) little-endian offsets.
 ACCELKV_HD inline uint64_t LoadEnd(const uint8_t* ends, uint32_t width, uint64_t i) {
   const uint8_t* p = ends + i * width;

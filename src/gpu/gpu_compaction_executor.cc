@@ -265,6 +265,9 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   *result = CompactionJobResult();
   const double cpu0 = ThreadCpuSeconds();
   Status s = RunLocked(spec, result);  // adds its helper threads' CPU seconds; sets last_chunks_
+  // A job that failed between DecodeKeys and its wait: no copy back into
+  // input_'s arrays outlives the job.
+  (void)device_->WaitDecodedKeys(&result->stage_micros);
   result->cpu_seconds += ThreadCpuSeconds() - cpu0;
   // The device's stages (docs/GPU.md, "Stats"): copies, kernels and the
   // waits for them.
@@ -390,6 +393,9 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   if (device_encode) SetPlanInputs(spec, &input);
   gpu::KeySortOutput& out = *sorted_;  // reused: its kept order keeps its pages
   s = device_->Run(input.keys, &out, &result->stage_micros);
+  // The keys came back during Run (the planner and the assembler read them).
+  const Status keys = device_->WaitDecodedKeys(&result->stage_micros);
+  if (s.ok()) s = keys;
   if (s.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
     const gpu::BlockSpan& b = input.keys.blocks[out.bad_block];
     const gpu::InputTable& table = input.TableAt(b.offset);

@@ -427,6 +427,8 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   if (!deeper_files) {
     keys.flags.assign(entries, kFlagBaseLevel);
   } else {
+    s = device->WaitDecodedKeys(stage_micros);  // the keys' types are read here
+    if (!s.ok()) return s;
     keys.flags.assign(entries, 0);
     for (uint64_t i = 0; i < entries; ++i) {
       const Slice ikey(reinterpret_cast<const char*>(key_arena + keys.key_offset[i]),
@@ -438,7 +440,11 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       }
     }
   }
-  if (range != nullptr) input->out_of_range = MarkOutOfRange(*range, input);
+  if (range != nullptr) {
+    s = device->WaitDecodedKeys(stage_micros);
+    if (!s.ok()) return s;
+    input->out_of_range = MarkOutOfRange(*range, input);
+  }
   (*stage_micros)["decode"] += MicrosSince(t);
   return Status::OK();
 }

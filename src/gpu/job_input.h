@@ -103,8 +103,8 @@ struct JobInput {
   std::vector<TableBlocks> table_blocks;    // per table, from ReadInputTables
   std::vector<InputDataBlock> data_blocks;  // every data block, in file order
   KeySortInput keys;                        // arenas, blocks, key offsets, flags, snapshots
-  std::vector<uint64_t> value_offset;       // per entry, into the file arena
-  std::vector<uint32_t> value_size;
+  HostVector<uint64_t> value_offset;        // per entry, into the file arena
+  HostVector<uint32_t> value_size;
   DecodeInput decode;  // the data blocks with entries, for KeySortDevice::DecodeKeys
   // Entries outside the chunk's key range (kFlagOutOfRange), set by
   // DecodeInputTables; 0 for a job read whole.
@@ -161,7 +161,11 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
 // Corruption for malformed bytes, with the table file), lays out the key
 // arena (device->HostKeyArena), then the device materializes every key and
 // fills the entry arrays (DecodeKeys, which finds the file arena staged);
-// keys.flags and keys.snapshots last. values_to_host false: value_offset
+// keys.flags and keys.snapshots last. The keys and the entry arrays may
+// still be on their way back from the device when it returns (the caller
+// calls device->WaitDecodedKeys before it reads them): it waits for them
+// itself only when it reads keys (deeper files' tombstone flags, a
+// chunk's range). values_to_host false: value_offset
 // and value_size may stay empty (DecodeOutput::values_to_host).
 // NotSupported (not a device failure) when the job needs more device
 // memory than the budget (KeySortDevice::BytesNeeded), which is known only

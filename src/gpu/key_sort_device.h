@@ -35,6 +35,7 @@
 #include "gpu/decode_common.h"
 #include "gpu/encode_common.h"
 #include "gpu/gpu_executor.h"
+#include "gpu/host_vector.h"
 #include "gpu/key_sort_common.h"
 #include "gpu/plan_common.h"
 
@@ -63,11 +64,11 @@ struct KeySortInput {
   uint64_t arena_size = 0;
   const uint8_t* key_arena = nullptr;  // from HostKeyArena(); key_arena_size bytes
   uint64_t key_arena_size = 0;
-  std::vector<BlockSpan> blocks;     // blocks to checksum (file arena)
-  std::vector<uint64_t> key_offset;  // per entry, into the key arena
-  std::vector<uint32_t> key_size;    // per entry, >= 8
-  std::vector<uint8_t> flags;        // per entry, kFlagBaseLevel
-  std::vector<uint64_t> snapshots;   // ascending, distinct
+  std::vector<BlockSpan> blocks;    // blocks to checksum (file arena)
+  HostVector<uint64_t> key_offset;  // per entry, into the key arena
+  HostVector<uint32_t> key_size;    // per entry, >= 8
+  HostVector<uint8_t> flags;        // per entry, kFlagBaseLevel
+  std::vector<uint64_t> snapshots;  // ascending, distinct
   // The internal-key size every entry has, or 0 when sizes differ (from the
   // blocks' layouts: DecodeInputTables). The CUDA device radix-sorts jobs
   // whose user keys are all one length of at most 16 bytes.
@@ -81,8 +82,8 @@ struct KeySortInput {
   // num_entries() each, unless DecodeKeys left them on the device, which
   // the CUDA device then uses instead), the grandparent files' largest internal keys and the
   // subcompaction boundaries (user keys), both ascending.
-  const std::vector<uint64_t>* value_offset = nullptr;
-  const std::vector<uint32_t>* value_size = nullptr;
+  const HostVector<uint64_t>* value_offset = nullptr;
+  const HostVector<uint32_t>* value_size = nullptr;
   KeyList grandparents;
   KeyList boundaries;
 
@@ -112,10 +113,10 @@ struct DecodeInput {
 
 // DecodeKeys' output: per entry, in block order.
 struct DecodeOutput {
-  std::vector<uint64_t>* key_offset = nullptr;  // into the key arena
-  std::vector<uint32_t>* key_size = nullptr;
-  std::vector<uint64_t>* value_offset = nullptr;  // into the file arena
-  std::vector<uint32_t>* value_size = nullptr;
+  HostVector<uint64_t>* key_offset = nullptr;  // into the key arena
+  HostVector<uint32_t>* key_size = nullptr;
+  HostVector<uint64_t>* value_offset = nullptr;  // into the file arena
+  HostVector<uint32_t>* value_size = nullptr;
   // Whether the value arrays must come back. When false (device-encode
   // mode: the CPU never reads a value's place) a device that keeps them
   // for Run may leave both empty (the CUDA device does), and the Run that
@@ -126,7 +127,7 @@ struct DecodeOutput {
 };
 
 struct KeySortOutput {
-  std::vector<uint32_t> kept;  // entry indices in internal-key order
+  HostVector<uint32_t> kept;  // entry indices in internal-key order
   // With keep_for_encode: kept.size() PlanEntry, in output order; owned by
   // the device (pinned on the GPU backend), valid until its next call.
   const PlanEntry* plan = nullptr;
@@ -374,8 +375,10 @@ class KeySortDevice {
   // Materializes every entry's internal key into in.key_arena and fills
   // *out (decode_common.h; a warp per entry on the GPU, which then keeps the
   // file arena, the key arena it built and the entry arrays for the Run
-  // that follows, so Run uploads none of them; the keys come back in one
-  // copy because the CPU reads some of them). Adds its stage times under
+  // that follows, so Run uploads none of them; the keys and the arrays
+  // come back while Run works, and the caller reads none of them before
+  // WaitDecodedKeys). out's arrays are HostVectors: pinned, so the copies
+  // run at the bus's rate and asynchronously. Adds its stage times under
   // "copy_in" (the device's time copying the file arena: the whole-arena
   // upload, or the sum of the staged ranges' copies) and "gpu_decode"; with
   // a staged arena also "copy_in_wait" (the wall time it waited for staged
@@ -384,6 +387,15 @@ class KeySortDevice {
   // failure.
   virtual Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
                             std::map<std::string, uint64_t>* stage_micros) = 0;
+
+  // Returns once the key arena and the entry arrays DecodeKeys fills on the
+  // host are there: the CUDA device copies them back while the calls that
+  // follow run (Run's sort overlaps them), so the caller waits here before
+  // it reads any of them, and on its way out of a job. Adds the wall time
+  // it waited under "keys_wait" (0 on the host reference, whose DecodeKeys
+  // fills them before it returns). Aborted("gpu: decode: ...") when a copy
+  // failed (the device's inputs are then released).
+  virtual Status WaitDecodedKeys(std::map<std::string, uint64_t>* stage_micros) = 0;
 
   // Verifies, sorts and filters; adds its stage times (micros) under
   // "copy_in", "verify", "sort", "dedup", "copy_out" and, with

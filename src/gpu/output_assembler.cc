@@ -105,7 +105,7 @@ class Assembler {
 }  // namespace
 
 Status AssembleOutputs(const CompactionJobSpec& spec, const JobInput& input,
-                       const std::vector<uint32_t>& kept, CompactionJobResult* result) {
+                       const HostVector<uint32_t>& kept, CompactionJobResult* result) {
   Assembler assembler(spec, result);
   const char* arena = reinterpret_cast<const char*>(input.keys.arena);
   const char* key_arena = reinterpret_cast<const char*>(input.keys.key_arena);

@@ -21,7 +21,7 @@ namespace accelkv {
 namespace gpu {
 
 Status AssembleOutputs(const CompactionJobSpec& spec, const JobInput& input,
-                       const std::vector<uint32_t>& kept, CompactionJobResult* result);
+                       const HostVector<uint32_t>& kept, CompactionJobResult* result);
 
 }  // namespace gpu
 }  // namespace accelkv

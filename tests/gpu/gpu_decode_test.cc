@@ -130,8 +130,8 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
       EXPECT_TRUE(device_->StageRange(0, staging == 2 ? cut - 1 : cut).ok());
       EXPECT_TRUE(device_->StageRange(cut, in.arena_size - cut + 1).IsInvalidArgument());
     }
-    std::vector<uint64_t> key_offset, value_offset;
-    std::vector<uint32_t> key_size, value_size;
+    gpu::HostVector<uint64_t> key_offset, value_offset;
+    gpu::HostVector<uint32_t> key_size, value_size;
     gpu::DecodeOutput out;
     out.key_offset = &key_offset;
     out.key_size = &key_size;
@@ -143,6 +143,14 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
     EXPECT_TRUE(device_->StageRange(0, 0).IsInvalidArgument());  // DecodeKeys ended it
     EXPECT_EQ(corrupt, out.bad_entry);
     ASSERT_EQ(in.entries, key_offset.size());
+    // The keys and arrays may still be on their way back (the CUDA device
+    // copies them into pinned memory while the caller goes on).
+    ASSERT_TRUE(device_->WaitDecodedKeys(&stages).ok());
+    EXPECT_EQ(1u, stages.count("keys_wait"));
+    if (GetParam() == "cuda") {
+      EXPECT_TRUE(gpu::HostBytesPinned(key_offset.data()));
+      EXPECT_TRUE(gpu::HostBytesPinned(value_size.data()));
+    }
     uint64_t e = 0, key_at = 0;
     for (const Entries& block : blocks) {
       for (const auto& [k, v] : block) {
@@ -171,6 +179,26 @@ TEST(GpuDecodeCommonTest, BlockOfEntryFindsTheLastBlockStartingAtOrBefore) {
     EXPECT_EQ(expected[e], gpu::BlockOfEntry(blocks.data(), blocks.size(), e)) << e;
   }
   EXPECT_EQ(0u, gpu::BlockOfEntry(blocks.data(), 1, 7));
+}
+
+TEST(GpuDecodeCommonTest, LanesPerEntryGiveEachLaneAtMostEightBytesOfTheLargestAverageKey) {
+  auto block = [](uint32_t n, uint32_t prefix, uint64_t key_bytes) {
+    gpu::DecodeBlock b{};
+    b.n = n;
+    b.prefix_size = prefix;
+    b.key_bytes = key_bytes;
+    return b;
+  };
+  std::vector<gpu::DecodeBlock> blocks;
+  EXPECT_EQ(1u, gpu::DecodeLanesPerEntry(blocks.data(), 0));
+  blocks.push_back(block(10, 0, 80));  // 8-byte keys
+  EXPECT_EQ(1u, gpu::DecodeLanesPerEntry(blocks.data(), blocks.size()));
+  blocks.push_back(block(10, 4, 201));  // 4 + ceil(20.1) = 25 bytes
+  EXPECT_EQ(4u, gpu::DecodeLanesPerEntry(blocks.data(), blocks.size()));
+  blocks.push_back(block(0, 0, 100000));  // no entries: not counted
+  EXPECT_EQ(4u, gpu::DecodeLanesPerEntry(blocks.data(), blocks.size()));
+  blocks.push_back(block(3, 0, 3 * 1024));
+  EXPECT_EQ(32u, gpu::DecodeLanesPerEntry(blocks.data(), blocks.size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, GpuDecodeTest, testing::Values("host", "cuda"),

@@ -106,6 +106,9 @@ class CountingDevice final : public gpu::KeySortDevice {
     staging_->pending = false;  // taken over or freed
     return inner_->DecodeKeys(in, out, stage_micros);
   }
+  Status WaitDecodedKeys(std::map<std::string, uint64_t>* stage_micros) override {
+    return inner_->WaitDecodedKeys(stage_micros);
+  }
   Status Run(const gpu::KeySortInput& in, gpu::KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
     if (++staging_->runs == staging_->fail_run) {
@@ -918,8 +921,8 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
   in.keep_for_encode = true;
   s = device->Run(in, &sorted, &micros);  // without the values the encode needs
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  const std::vector<uint64_t> value_offset;
-  const std::vector<uint32_t> value_size;
+  const gpu::HostVector<uint64_t> value_offset;
+  const gpu::HostVector<uint32_t> value_size;
   in.value_offset = &value_offset;
   in.value_size = &value_size;
   ASSERT_TRUE(device->Run(in, &sorted, &micros).ok());
