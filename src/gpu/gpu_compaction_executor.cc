@@ -385,7 +385,8 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   // encodes, which keeps them there).
   const bool device_encode = UseDeviceEncode(input);
   s = gpu::DecodeInputTables(spec, device_.get(), chunk ? &chunk->range : nullptr, &input,
-                             /*values_to_host=*/!device_encode, &result->stage_micros);
+                             /*values_to_host=*/!device_encode, &result->stage_micros,
+                             &result->cpu_seconds);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n - input.out_of_range;
@@ -442,15 +443,14 @@ bool GpuCompactionExecutor::UseDeviceEncode(const gpu::JobInput& input) const {
   if (forced != nullptr && std::strcmp(forced, "device") == 0) return true;
   if (forced != nullptr && std::strcmp(forced, "cpu") == 0) return false;
   // The average value size from the validated data blocks' layouts (a
-  // block's value section is its values' bytes), before the decode. A
-  // table that failed validation adds nothing: its job fails in decode.
+  // block's value section is its values' bytes; the tables' totals),
+  // before the decode. A table that failed validation adds only the blocks
+  // validated before the failure, and its job fails in decode anyway.
   uint64_t n = 0;
   uint64_t total = 0;
   for (const gpu::TableBlocks& t : input.table_blocks) {
-    for (const gpu::InputDataBlock& b : t.data_blocks) {
-      n += b.layout.n;
-      total += b.layout.value_bytes;
-    }
+    n += t.entries;
+    total += t.value_bytes;
   }
   if (n == 0) return true;
   return total / n <= options_.device_encode_max_avg_value;

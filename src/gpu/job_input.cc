@@ -136,6 +136,21 @@ class TableDecoder {
     }
     AddSpan(h);
     out_->data_blocks.push_back(block);
+    const BlockLayout& l = block.layout;
+    if (l.n > 0) {
+      out_->entries += l.n;
+      out_->key_bytes += uint64_t{l.n} * l.prefix_size + l.key_bytes;
+      out_->value_bytes += l.value_bytes;
+      out_->decode_blocks++;
+      const uint64_t size =
+          l.key_width == BlockLayout::kVariable ? 0 : uint64_t{l.prefix_size} + l.key_width;
+      const uint64_t fixed = size > std::numeric_limits<uint32_t>::max() ? 0 : size;
+      if (out_->fixed_key_size == TableBlocks::kNoEntries) {
+        out_->fixed_key_size = fixed;
+      } else if (out_->fixed_key_size != fixed) {
+        out_->fixed_key_size = 0;
+      }
+    }
     return Status::OK();
   }
 
@@ -201,7 +216,6 @@ const InputTable& JobInput::TableAt(uint64_t offset) const {
 void JobInput::Clear() {
   tables.clear();
   table_blocks.clear();
-  data_blocks.clear();
   keys.arena = nullptr;
   keys.arena_size = 0;
   keys.key_arena = nullptr;
@@ -332,7 +346,8 @@ uint64_t MarkOutOfRange(const UserKeyRange& range, JobInput* input) {
 
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
                          const UserKeyRange* range, JobInput* input, bool values_to_host,
-                         std::map<std::string, uint64_t>* stage_micros) {
+                         std::map<std::string, uint64_t>* stage_micros,
+                         double* helper_cpu_seconds) {
   auto t = std::chrono::steady_clock::now();
   // Every return before DecodeKeys (which takes the staging over) frees the
   // staged device arena.
@@ -346,37 +361,48 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   KeySortInput& keys = input->keys;
   keys.snapshots.assign(spec.snapshots.begin(), spec.snapshots.end());
   // The tables' blocks (validated on the reader threads) in table order;
-  // the first failure in table order is the job's.
-  for (const TableBlocks& f : input->table_blocks) {
-    if (!f.status.ok()) return f.status;
-    keys.blocks.insert(keys.blocks.end(), f.spans.begin(), f.spans.end());
-    input->data_blocks.insert(input->data_blocks.end(), f.data_blocks.begin(), f.data_blocks.end());
-  }
-  // The key arena's layout: each block's keys at the sum of n * P + KS of
-  // the blocks before it (decode_common.h).
-  DecodeInput& decode = input->decode;
-  uint64_t entries = 0;
-  uint64_t key_bytes = 0;
-  for (const InputDataBlock& b : input->data_blocks) {
-    const BlockLayout& l = b.layout;
-    if (l.n == 0) continue;  // no entries: nothing to decode
-    decode.blocks.push_back(MakeDecodeBlock(b.offset, l, key_bytes, entries));
-    entries += l.n;
-    key_bytes += uint64_t{l.n} * l.prefix_size + l.key_bytes;
-  }
-  // One key size for every entry (fixed-width key sections of the same
-  // P + width in every block), or 0.
+  // the first failure in table order is the job's. Each table's spans and
+  // blocks go to their own place in the job's arrays (from the tables'
+  // totals), filled on several threads: the key arena's layout puts each
+  // block's keys at the sum of n * P + KS of the blocks before it
+  // (decode_common.h), the entries numbered in the same order.
+  const size_t nt = input->table_blocks.size();
+  struct TableBase {
+    uint64_t span = 0, block = 0, entry = 0, key = 0;
+  };
+  std::vector<TableBase> base(nt + 1);
   keys.fixed_key_size = 0;
-  for (size_t i = 0; i < decode.blocks.size(); ++i) {
-    const DecodeBlock& b = decode.blocks[i];
-    const uint64_t size = b.key_width == kVariableWidth ? 0 : uint64_t{b.prefix_size} + b.key_width;
-    if (size == 0 || size > std::numeric_limits<uint32_t>::max() ||
-        (i > 0 && size != keys.fixed_key_size)) {
-      keys.fixed_key_size = 0;
-      break;
-    }
-    keys.fixed_key_size = static_cast<uint32_t>(size);
+  uint64_t fixed = TableBlocks::kNoEntries;  // one key size for every entry, or 0
+  for (size_t i = 0; i < nt; ++i) {
+    const TableBlocks& f = input->table_blocks[i];
+    if (!f.status.ok()) return f.status;
+    base[i + 1].span = base[i].span + f.spans.size();
+    base[i + 1].block = base[i].block + f.decode_blocks;
+    base[i + 1].entry = base[i].entry + f.entries;
+    base[i + 1].key = base[i].key + f.key_bytes;
+    if (f.fixed_key_size == TableBlocks::kNoEntries) continue;
+    fixed = fixed == TableBlocks::kNoEntries || fixed == f.fixed_key_size ? f.fixed_key_size : 0;
   }
+  if (fixed != TableBlocks::kNoEntries) keys.fixed_key_size = static_cast<uint32_t>(fixed);
+  const uint64_t entries = base[nt].entry;
+  const uint64_t key_bytes = base[nt].key;
+  DecodeInput& decode = input->decode;
+  keys.blocks.resize(base[nt].span);
+  decode.blocks.resize(base[nt].block);
+  *helper_cpu_seconds += ParallelFor(nt, ComputeThreads(nt), [&](size_t i) {
+    const TableBlocks& f = input->table_blocks[i];
+    std::copy(f.spans.begin(), f.spans.end(), keys.blocks.begin() + base[i].span);
+    uint64_t block = base[i].block;
+    uint64_t entry = base[i].entry;
+    uint64_t key = base[i].key;
+    for (const InputDataBlock& b : f.data_blocks) {
+      const BlockLayout& l = b.layout;
+      if (l.n == 0) continue;  // no entries: nothing to decode
+      decode.blocks[block++] = MakeDecodeBlock(b.offset, l, key, entry);
+      entry += l.n;
+      key += uint64_t{l.n} * l.prefix_size + l.key_bytes;
+    }
+  });
   if (entries >= std::numeric_limits<uint32_t>::max()) {
     return Status::NotSupported("gpu: job has 2^32 or more entries");
   }

@@ -96,14 +96,24 @@ struct TableBlocks {
   std::vector<BlockSpan> spans;             // to checksum: data, filter, properties
   std::vector<InputDataBlock> data_blocks;  // in file order
   Status status;
+  // Totals over data_blocks, summed as they are validated, so the decode
+  // can lay the tables out side by side without a pass over every block:
+  uint64_t entries = 0;        // their entries
+  uint64_t key_bytes = 0;      // their keys' bytes in the key arena (n * P + KS each)
+  uint64_t value_bytes = 0;    // their value sections' bytes
+  uint64_t decode_blocks = 0;  // those with entries (the ones DecodeKeys decodes)
+  // The internal-key size of every entry when every block with entries has
+  // fixed-width keys of that one size (P + width, under 2^32), else 0;
+  // kNoEntries while no block has entries.
+  static constexpr uint64_t kNoEntries = ~uint64_t{0};
+  uint64_t fixed_key_size = kNoEntries;
 };
 
 struct JobInput {
   std::vector<InputTable> tables;
-  std::vector<TableBlocks> table_blocks;    // per table, from ReadInputTables
-  std::vector<InputDataBlock> data_blocks;  // every data block, in file order
-  KeySortInput keys;                        // arenas, blocks, key offsets, flags, snapshots
-  HostVector<uint64_t> value_offset;        // per entry, into the file arena
+  std::vector<TableBlocks> table_blocks;  // per table, from ReadInputTables
+  KeySortInput keys;                      // arenas, blocks, key offsets, flags, snapshots
+  HostVector<uint64_t> value_offset;      // per entry, into the file arena
   HostVector<uint32_t> value_size;
   DecodeInput decode;  // the data blocks with entries, for KeySortDevice::DecodeKeys
   // Entries outside the chunk's key range (kFlagOutOfRange), set by
@@ -170,13 +180,14 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
 // NotSupported (not a device failure) when the job needs more device
 // memory than the budget (KeySortDevice::BytesNeeded), which is known only
 // once the key arena's size is. Every return before DecodeKeys cancels the staging. Adds the
-// CPU's time under "decode". With range (a chunk), entries whose user key
-// lies outside it get kFlagOutOfRange and are counted in
-// input->out_of_range (only the blocks whose first or last key is outside
-// are looked into: keys are sorted within a block).
+// CPU's time under "decode" (the tables' blocks are laid out side by side on up to
+// ComputeThreads threads, whose CPU seconds go to *helper_cpu_seconds). With range (a chunk),
+// entries whose user key lies outside it get kFlagOutOfRange and are counted in input->out_of_range
+// (only the blocks whose first or last key is outside are looked into: keys are sorted within a
+// block).
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
                          const UserKeyRange* range, JobInput* input, bool values_to_host,
-                         std::map<std::string, uint64_t>* stage_micros);
+                         std::map<std::string, uint64_t>* stage_micros, double* helper_cpu_seconds);
 
 }  // namespace gpu
 }  // namespace accelkv

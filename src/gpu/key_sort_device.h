@@ -64,7 +64,7 @@ struct KeySortInput {
   uint64_t arena_size = 0;
   const uint8_t* key_arena = nullptr;  // from HostKeyArena(); key_arena_size bytes
   uint64_t key_arena_size = 0;
-  std::vector<BlockSpan> blocks;    // blocks to checksum (file arena)
+  HostVector<BlockSpan> blocks;     // blocks to checksum (file arena)
   HostVector<uint64_t> key_offset;  // per entry, into the key arena
   HostVector<uint32_t> key_size;    // per entry, >= 8
   HostVector<uint8_t> flags;        // per entry, kFlagBaseLevel
@@ -107,8 +107,8 @@ struct DecodeInput {
   uint64_t arena_size = 0;
   uint8_t* key_arena = nullptr;  // from HostKeyArena(); key_arena_size bytes
   uint64_t key_arena_size = 0;
-  std::vector<DecodeBlock> blocks;  // n >= 1 each, first_entry from 0 ascending
-  uint64_t entries = 0;             // the blocks' entries in all
+  HostVector<DecodeBlock> blocks;  // n >= 1 each, first_entry from 0 ascending
+  uint64_t entries = 0;            // the blocks' entries in all
 };
 
 // DecodeKeys' output: per entry, in block order.
