@@ -63,8 +63,7 @@ class Planner {
   Planner(const CompactionJobSpec& spec, const JobInput& input, const KeySortOutput& sorted,
           std::vector<EncodeBlock>* blocks, std::vector<EncodeFilter>* filters)
       : spec_(spec),
-        input_(input),
-        kept_(sorted.kept.data()),
+        key_arena_(reinterpret_cast<const char*>(input.keys.key_arena)),
         plan_(sorted.plan),
         blocks_(blocks),
         filters_(filters),
@@ -173,20 +172,31 @@ class Planner {
   // before them), with the open table's size bound below the split size, no
   // block near kMaxBlockSize, and no split for a boundary or grandparent
   // overlap (OutputSplitter::SkipCounted). Returns how many it added (0:
-  // none; Add decides the next entry). The same state as Add for each, with
-  // two tight passes over the dense plan entries instead of a full Add per
+  // none; Add decides the next entry). The same state as Add for each, from
+  // one tight pass over the dense plan entries instead of a full Add per
   // entry: about 30 entries of 128-byte values per 4 KiB block share one
   // Add and one run (the executor tests check the output byte for byte).
   uint64_t AddRun(uint64_t k, uint64_t end) {
     if (table_ == nullptr || !size_upper_valid_ || block_.empty()) return 0;
     const uint64_t max_size = spec_.compaction->max_output_file_size();
-    // Pass 1: how far the run goes, changing nothing.
+    // One pass: how far the run goes, summing on the way what Add would
+    // add for each entry; nothing changes unless the run is taken.
+    TableProperties& props = table_->props;
     uint64_t e = k;
     uint64_t prefix = prefix_next_;
     uint64_t upper = size_upper_;
     uint64_t key_bytes = block_key_bytes_;
     uint64_t value_bytes = block_value_bytes_;
     uint64_t n = block_.NumEntries();
+    const uint64_t first_key_size = block_.first_key_size();
+    const uint64_t first_value_size = block_.first_value_size();
+    uint64_t min_shared = ~uint64_t{0};
+    bool keys_of_first_size = true;
+    bool values_of_first_size = true;
+    uint64_t filter_keys = 0;
+    uint64_t deletions = 0;
+    uint64_t smallest_seqno = props.smallest_seqno;
+    uint64_t largest_seqno = props.largest_seqno;
     for (; e < end; ++e) {
       const PlanEntry& p = plan_[e];
       // Add's block boundary and split-size tests, and its block-size guard.
@@ -202,25 +212,24 @@ class Planner {
       ++n;
       upper += MaxGrowth(p.key_size, p.value_size);
       prefix += uint64_t{p.key_size} + p.value_size + 8;
-    }
-    if (e == k || !splitter_.SkipCounted(plan_[e - 1].grandparents, plan_[e - 1].boundaries)) {
-      return 0;
-    }
-    // Pass 2: Add's updates for each entry.
-    TableProperties& props = table_->props;
-    uint64_t filter_keys = 0;
-    uint64_t deletions = 0;
-    uint64_t smallest_seqno = props.smallest_seqno;
-    uint64_t largest_seqno = props.largest_seqno;
-    for (uint64_t j = k; j < e; ++j) {
-      const PlanEntry& p = plan_[j];
-      block_.AddSized(p.key_size, p.value_size, p.shared);
+      // BlockLayoutTracker::AddSized's, FilterBuilder's and the properties'.
+      min_shared = std::min<uint64_t>(min_shared, p.shared);
+      keys_of_first_size &= p.key_size == first_key_size;
+      values_of_first_size &= p.value_size == first_value_size;
       filter_keys += (p.flags & kPlanSameUserKey) == 0;
       deletions += static_cast<ValueType>(p.trailer & 0xff) == ValueType::kDeletion;
       const uint64_t sequence = p.trailer >> 8;
       smallest_seqno = std::min(smallest_seqno, sequence);
       largest_seqno = std::max(largest_seqno, sequence);
     }
+    if (e == k || !splitter_.SkipCounted(plan_[e - 1].grandparents, plan_[e - 1].boundaries)) {
+      return 0;
+    }
+    // The run's last key is read next where its block ends (the index
+    // entry, FlushBlock) or its table does.
+    __builtin_prefetch(key_arena_ + plan_[e - 1].key_offset);
+    block_.AddSizedRun(e - k, key_bytes - block_key_bytes_, value_bytes - block_value_bytes_,
+                       min_shared, keys_of_first_size, values_of_first_size);
     const PlanEntry& last = plan_[e - 1];
     if (table_->has_filter) table_->filter_keys += filter_keys;
     props.num_entries += e - k;
@@ -369,9 +378,8 @@ class Planner {
 
   // Kept entry k's internal key, in the key arena.
   Slice KeyAt(uint64_t k) const {
-    const uint32_t i = kept_[k];
-    return Slice(reinterpret_cast<const char*>(input_.keys.key_arena) + input_.keys.key_offset[i],
-                 input_.keys.key_size[i]);
+    const PlanEntry& e = plan_[k];
+    return Slice(key_arena_ + e.key_offset, e.key_size);
   }
 
   // A key of the last entry's size (SizeBoundWith reads only its size).
@@ -413,8 +421,7 @@ class Planner {
   }
 
   const CompactionJobSpec& spec_;
-  const JobInput& input_;
-  const uint32_t* const kept_;                // output order (entry indices)
+  const char* const key_arena_;               // the job's keys (PlanEntry::key_offset)
   const PlanEntry* const plan_;               // per kept entry
   std::vector<EncodeBlock>* const blocks_;    // the planned data blocks, appended
   std::vector<EncodeFilter>* const filters_;  // the planned filters, appended

@@ -14,7 +14,10 @@
 // below it, subcompaction boundaries at or below its user key; both lists
 // are ascending, so the splitter's forward scans stop exactly at those
 // counts: OutputSplitter::ShouldStopBeforeCounted). The CPU then reads a
-// key only where a table or a data block ends.
+// key only where a table or a data block ends, and finds it through the
+// entry's key_offset here: through the kept order and the per-entry arrays
+// it took three dependent cache misses per data block, 40% of the plan's
+// time (perf, 32-byte values).
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -37,6 +40,7 @@ struct PlanEntry {
   uint32_t grandparents;  // grandparent files whose largest internal key < this key
   uint32_t boundaries;    // subcompaction boundaries <= this user key
   uint32_t flags;         // kPlanSameUserKey: k > 0 and kept entry k - 1 has its user key
+  uint64_t key_offset;    // the internal key's, in the key arena
 };
 
 // An ascending list of keys in one byte array: key i is
@@ -111,6 +115,7 @@ ACCELKV_HD inline PlanEntry MakePlanEntry(const KeyArrays& keys, const uint32_t*
   const uint32_t size = keys.key_size[i];
   PlanEntry p;
   p.trailer = keys.trailer(i);
+  p.key_offset = keys.key_offset[i];
   p.key_size = size;
   p.value_size = value_size[i];
   p.shared = 0;

@@ -94,6 +94,23 @@ class BlockLayoutTracker {
     raw_key_bytes_ += key_size;
     value_bytes_ += value_size;
   }
+  // Many AddSized calls at once, for a caller that summed them: count more
+  // entries with these key and value bytes, whose least `shared` is
+  // min_shared, and whose key (value) sizes all equal the block's first
+  // key (value) size or not (first_key_size(), first_value_size()).
+  // REQUIRES: !empty().
+  void AddSizedRun(uint64_t count, uint64_t key_bytes, uint64_t value_bytes, uint64_t min_shared,
+                   bool keys_of_first_size, bool values_of_first_size) {
+    prefix_ = min_shared < prefix_ ? min_shared : prefix_;
+    keys_fixed_ = keys_fixed_ && keys_of_first_size;
+    values_fixed_ = values_fixed_ && values_of_first_size;
+    n_ += count;
+    raw_key_bytes_ += key_bytes;
+    value_bytes_ += value_bytes;
+  }
+  // The first entry's key and value sizes (REQUIRES: !empty()).
+  uint64_t first_key_size() const { return key_size_; }
+  uint64_t first_value_size() const { return value_size_; }
   // SizeWith for such a caller (shared as for AddSized).
   uint64_t SizeWithSized(uint64_t key_size, uint64_t value_size, uint64_t shared) const;
 

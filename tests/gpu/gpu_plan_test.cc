@@ -87,6 +87,7 @@ TEST(GpuPlanTest, PlanEntriesMatchBruteForce) {
       const std::string& key = keys[kept[k]];
       const Slice user = ExtractUserKey(key);
       ASSERT_EQ(key.size(), e.key_size);
+      ASSERT_EQ(offset[kept[k]], e.key_offset);
       ASSERT_EQ(value_size[kept[k]], e.value_size);
       ASSERT_EQ(ExtractTrailer(key), e.trailer);
       size_t shared = 0;

@@ -199,6 +199,51 @@ TEST(BlockTest, AddSizedTracksTheSameLayoutAsAdd) {
   }
 }
 
+// AddSizedRun (the GPU planner's runs) leaves the same layout as the
+// AddSized calls it sums.
+TEST(BlockTest, AddSizedRunTracksTheSameLayoutAsAddSized) {
+  Random rnd(test::TestSeed());
+  for (int round = 0; round < 300; ++round) {
+    BlockLayoutTracker one_by_one, in_runs;
+    const uint64_t fixed_key = 1 + rnd.Uniform(30);
+    const uint64_t fixed_value = rnd.Uniform(50);
+    const int n = 1 + static_cast<int>(rnd.Uniform(60));
+    uint64_t run = 0, key_bytes = 0, value_bytes = 0, min_shared = ~uint64_t{0};
+    bool keys_same = true, values_same = true;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t k = rnd.OneIn(8) ? rnd.Uniform(40) : fixed_key;
+      const uint64_t v = rnd.OneIn(8) ? rnd.Uniform(3000) : fixed_value;
+      const uint64_t shared = rnd.Uniform(static_cast<uint32_t>(k + 1));
+      one_by_one.AddSized(k, v, shared);
+      if (in_runs.empty()) {
+        in_runs.AddSized(k, v, shared);
+        continue;
+      }
+      ++run;
+      key_bytes += k;
+      value_bytes += v;
+      min_shared = std::min(min_shared, shared);
+      keys_same &= k == in_runs.first_key_size();
+      values_same &= v == in_runs.first_value_size();
+      if (rnd.OneIn(5) || i + 1 == n) {
+        in_runs.AddSizedRun(run, key_bytes, value_bytes, min_shared, keys_same, values_same);
+        run = key_bytes = value_bytes = 0;
+        min_shared = ~uint64_t{0};
+        keys_same = values_same = true;
+        const BlockLayout a = one_by_one.Layout(), b = in_runs.Layout();
+        ASSERT_EQ(a.n, b.n);
+        ASSERT_EQ(a.prefix_size, b.prefix_size);
+        ASSERT_EQ(a.key_width, b.key_width);
+        ASSERT_EQ(a.value_width, b.value_width);
+        ASSERT_EQ(a.key_bytes, b.key_bytes);
+        ASSERT_EQ(a.value_bytes, b.value_bytes);
+        ASSERT_EQ(a.size, b.size);
+        ASSERT_EQ(one_by_one.Size(), in_runs.Size());
+      }
+    }
+  }
+}
+
 TEST(BlockTest, EmptyBlockIsSixteenBytes) {
   BlockBuilder b;
   const Slice got = b.Finish();
