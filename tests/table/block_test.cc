@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -166,6 +167,26 @@ TEST(BlockTest, SizeWithPredictsEveryAdd) {
   }
 }
 
+// Every field of two layouts equal, or which differs.
+testing::AssertionResult SameLayout(const BlockLayout& a, const BlockLayout& b) {
+  const std::pair<const char*, std::pair<uint64_t, uint64_t>> fields[] = {
+      {"n", {a.n, b.n}},
+      {"prefix_size", {a.prefix_size, b.prefix_size}},
+      {"key_width", {a.key_width, b.key_width}},
+      {"value_width", {a.value_width, b.value_width}},
+      {"offset_width", {a.offset_width, b.offset_width}},
+      {"key_bytes", {a.key_bytes, b.key_bytes}},
+      {"value_bytes", {a.value_bytes, b.value_bytes}},
+      {"size", {a.size, b.size}}};
+  for (const auto& [name, values] : fields) {
+    if (values.first != values.second) {
+      return testing::AssertionFailure()
+             << name << ": " << values.first << " against " << values.second;
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
 // AddSized with the common prefix of adjacent keys (what the GPU planner
 // knows) tracks the same layout as Add (which keeps the first key), keys in
 // any order; SizeWithSized matches SizeWith; CurrentSizeBound bounds the size.
@@ -187,12 +208,7 @@ TEST(BlockTest, AddSizedTracksTheSameLayoutAsAdd) {
       by_key.Add(k, v);
       by_size.AddSized(k.size(), v.size(), shared);
       builder.Add(k, v);
-      const BlockLayout a = by_key.Layout(), b = by_size.Layout();
-      ASSERT_EQ(a.prefix_size, b.prefix_size);
-      ASSERT_EQ(a.key_width, b.key_width);
-      ASSERT_EQ(a.value_width, b.value_width);
-      ASSERT_EQ(a.key_bytes, b.key_bytes);
-      ASSERT_EQ(a.size, b.size);
+      ASSERT_TRUE(SameLayout(by_key.Layout(), by_size.Layout()));
       ASSERT_LE(builder.CurrentSizeEstimate(), builder.CurrentSizeBound());
       last = k;
     }
@@ -230,14 +246,7 @@ TEST(BlockTest, AddSizedRunTracksTheSameLayoutAsAddSized) {
         run = key_bytes = value_bytes = 0;
         min_shared = ~uint64_t{0};
         keys_same = values_same = true;
-        const BlockLayout a = one_by_one.Layout(), b = in_runs.Layout();
-        ASSERT_EQ(a.n, b.n);
-        ASSERT_EQ(a.prefix_size, b.prefix_size);
-        ASSERT_EQ(a.key_width, b.key_width);
-        ASSERT_EQ(a.value_width, b.value_width);
-        ASSERT_EQ(a.key_bytes, b.key_bytes);
-        ASSERT_EQ(a.value_bytes, b.value_bytes);
-        ASSERT_EQ(a.size, b.size);
+        ASSERT_TRUE(SameLayout(one_by_one.Layout(), in_runs.Layout()));
         ASSERT_EQ(one_by_one.Size(), in_runs.Size());
       }
     }
