@@ -60,6 +60,17 @@ std::vector<std::string> MakeKeyPool(Random* rnd, const GpuJobShape& shape, size
   const std::string prefixes[] = {"", "user", std::string(9, 'p'), std::string("\0\0", 2)};
   while (pool.size() < n) {
     const uint32_t choice = rnd->Uniform(10);
+    if (shape.fixed_key_size > 0 && shape.decimal_key_range > 0) {
+      std::string key = std::to_string(rnd->Uniform(shape.decimal_key_range));
+      key.insert(0, shape.fixed_key_size > key.size() ? shape.fixed_key_size - key.size() : 0, '0');
+      key.resize(shape.fixed_key_size);
+      // Distinct while the range has numbers left.
+      if (pool.size() >= shape.decimal_key_range ||
+          std::find(pool.begin(), pool.end(), key) == pool.end()) {
+        pool.push_back(key);
+      }
+      continue;
+    }
     if (shape.fixed_key_size > 0) {
       std::string key = prefixes[rnd->Uniform(4)] + RandomString(rnd, shape.fixed_key_size);
       key.resize(shape.fixed_key_size);

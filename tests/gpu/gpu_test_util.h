@@ -29,6 +29,10 @@ struct GpuJobShape {
   // > 0: every user key has exactly this many bytes (blocks with a fixed
   // key width; no keys that are prefixes of others).
   uint32_t fixed_key_size = 0;
+  // With fixed_key_size: the user keys are distinct zero-padded decimal
+  // numbers below decimal_key_range (db_bench's keys), so most of their
+  // bits are the same in every key (the CUDA device's packed radix keys).
+  uint32_t decimal_key_range = 0;
   // >= 0: every value has exactly this many bytes (tombstones' are empty),
   // no long values.
   int fixed_value_size = -1;
