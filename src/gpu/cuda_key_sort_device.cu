@@ -463,6 +463,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
     if (counters_ != nullptr) cudaFreeHost(counters_);
     if (radix_mask_ != nullptr) cudaFreeHost(radix_mask_);
+    if (bad_host_ != nullptr) cudaFreeHost(bad_host_);
     cudaFree(crc_tables_);
     cudaStreamDestroy(stream_);
   }
@@ -760,7 +761,16 @@ class CudaKeySortDevice final : public KeySortDevice {
     // waiting for them: they overlap Run's sort and dedup on stream_, and
     // the host waits only where it reads them (WaitDecodedKeys). Nothing
     // on stream_ writes what they read until ReleaseInput, which drains
-    // them first.
+    // them first. The lowest bad entry, which the call does wait for,
+    // comes back before them (into pinned memory), so that it is not
+    // queued behind them on the copy engine.
+    if (bad_host_ == nullptr) {
+      void* p = nullptr;
+      ACCELKV_CUDA_TRY("decode", cudaHostAlloc(&p, sizeof(*bad_host_), cudaHostAllocDefault));
+      bad_host_ = static_cast<unsigned long long*>(p);
+    }
+    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(bad_host_, d_bad, sizeof(*bad_host_),
+                                               cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("decode", EnsureCopyStream());
     ACCELKV_CUDA_TRY("decode", cudaEventRecord(keys_event_, stream_));
     ACCELKV_CUDA_TRY("decode", cudaStreamWaitEvent(copy_stream_, keys_event_, 0));
@@ -777,10 +787,8 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_size->data(), d_value_size, n * 4,
                                                  cudaMemcpyDeviceToHost, copy_stream_));
     }
-    unsigned long long bad = 0;
-    ACCELKV_CUDA_TRY("decode",
-                     cudaMemcpyAsync(&bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("decode", cudaStreamSynchronize(stream_));
+    const unsigned long long bad = *bad_host_;
     out->bad_entry = bad == ~0ull ? ~uint64_t{0} : static_cast<uint64_t>(bad);
     float ms = 0;
     ACCELKV_CUDA_TRY("decode", cudaEventElapsedTime(&ms, events_[0], events_[1]));
@@ -1174,11 +1182,12 @@ class CudaKeySortDevice final : public KeySortDevice {
   PinnedBuffer key_arena_;  // HostKeyArena
   PinnedBuffer out_;        // HostOutput
   Counters* counters_ = nullptr;
-  uint64_t* radix_mask_ = nullptr;  // RadixDiffKernel's masks, copied back (pinned)
-  PinnedBuffer plan_;               // Run's plan inputs (KeySortOutput::plan)
-  Resident dev_;                    // AllocInput
-  HeldInput held_;                  // the arenas Run kept for EncodeBlocks
-  HeldInput decoded_;               // the arenas DecodeKeys left for Run
+  uint64_t* radix_mask_ = nullptr;          // RadixDiffKernel's masks, copied back (pinned)
+  unsigned long long* bad_host_ = nullptr;  // DecodeKeysKernel's lowest bad entry (pinned)
+  PinnedBuffer plan_;                       // Run's plan inputs (KeySortOutput::plan)
+  Resident dev_;                            // AllocInput
+  HeldInput held_;                          // the arenas Run kept for EncodeBlocks
+  HeldInput decoded_;                       // the arenas DecodeKeys left for Run
   // BeginStaging .. DecodeKeys or CancelStaging: the ranges copied into
   // dev_.arena from staged_arena_, each between a pair of stage_events_.
   StagedArena staged_;
