@@ -81,6 +81,23 @@ struct Counters {
   unsigned int duplicate;
 };
 
+// The small results the host waits for mid-job, in pinned host memory the
+// device maps (zero copy). PublishKernel writes them there from device
+// memory: a cudaMemcpyAsync back would be served by the copy engine after
+// the large copies back already queued (the decoded keys, 50-120 MB at
+// 32-128 B values), and waited 1-2 ms behind them.
+struct Mailbox {
+  unsigned long long bad_entry;      // DecodeKeysKernel's lowest malformed key, ~0: none
+  unsigned long long radix_mask[3];  // RadixDiffKernel's differing bits
+  unsigned long long counters[3];    // Counters, as 8-byte words
+};
+static_assert(sizeof(Counters) == 3 * sizeof(unsigned long long));
+
+__global__ void PublishKernel(const unsigned long long* src, unsigned long long* dst,
+                              uint32_t words) {
+  if (threadIdx.x < words) dst[threadIdx.x] = src[threadIdx.x];
+}
+
 // The warp-per-item kernels' loop (verify, encode, filter CRCs): calls
 // fn(item, lane) for items [0, n), one warp per item, grid-stride, after
 // each thread block loaded the CRC32C slicing and shift tables into shared
@@ -461,9 +478,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (e != nullptr) cudaEventDestroy(e);
     }
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
-    if (counters_ != nullptr) cudaFreeHost(counters_);
-    if (radix_mask_ != nullptr) cudaFreeHost(radix_mask_);
-    if (bad_host_ != nullptr) cudaFreeHost(bad_host_);
+    if (mailbox_ != nullptr) cudaFreeHost(mailbox_);
     cudaFree(crc_tables_);
     cudaStreamDestroy(stream_);
   }
@@ -600,16 +615,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     } else {
       ReleaseInput();
     }
-    if (counters_ == nullptr) {
-      void* p = nullptr;
-      ACCELKV_CUDA_TRY("alloc", cudaHostAlloc(&p, sizeof(Counters), cudaHostAllocDefault));
-      counters_ = static_cast<Counters*>(p);
-    }
-    if (radix_mask_ == nullptr) {
-      void* p = nullptr;
-      ACCELKV_CUDA_TRY("alloc", cudaHostAlloc(&p, 3 * sizeof(uint64_t), cudaHostAllocDefault));
-      radix_mask_ = static_cast<uint64_t*>(p);
-    }
+    ACCELKV_CUDA_TRY("alloc", EnsureMailbox());
     out->plan = nullptr;
     out->bad_block = ~uint64_t{0};
     // Resident: the value arrays are on the device (DecodeKeys), whatever
@@ -761,16 +767,11 @@ class CudaKeySortDevice final : public KeySortDevice {
     // waiting for them: they overlap Run's sort and dedup on stream_, and
     // the host waits only where it reads them (WaitDecodedKeys). Nothing
     // on stream_ writes what they read until ReleaseInput, which drains
-    // them first. The lowest bad entry, which the call does wait for,
-    // comes back before them (into pinned memory), so that it is not
-    // queued behind them on the copy engine.
-    if (bad_host_ == nullptr) {
-      void* p = nullptr;
-      ACCELKV_CUDA_TRY("decode", cudaHostAlloc(&p, sizeof(*bad_host_), cudaHostAllocDefault));
-      bad_host_ = static_cast<unsigned long long*>(p);
-    }
-    ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(bad_host_, d_bad, sizeof(*bad_host_),
-                                               cudaMemcpyDeviceToHost, stream_));
+    // them first. The lowest bad entry, which the call does wait for, goes
+    // to the mailbox, not through the copy engine behind them.
+    ACCELKV_CUDA_TRY("decode", EnsureMailbox());
+    PublishKernel<<<1, 32, 0, stream_>>>(d_bad, &d_mailbox_->bad_entry, 1);
+    ACCELKV_CUDA_TRY("decode", cudaGetLastError());
     ACCELKV_CUDA_TRY("decode", EnsureCopyStream());
     ACCELKV_CUDA_TRY("decode", cudaEventRecord(keys_event_, stream_));
     ACCELKV_CUDA_TRY("decode", cudaStreamWaitEvent(copy_stream_, keys_event_, 0));
@@ -788,7 +789,7 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                  cudaMemcpyDeviceToHost, copy_stream_));
     }
     ACCELKV_CUDA_TRY("decode", cudaStreamSynchronize(stream_));
-    const unsigned long long bad = *bad_host_;
+    const unsigned long long bad = mailbox_->bad_entry;
     out->bad_entry = bad == ~0ull ? ~uint64_t{0} : static_cast<uint64_t>(bad);
     float ms = 0;
     ACCELKV_CUDA_TRY("decode", cudaEventElapsedTime(&ms, events_[0], events_[1]));
@@ -1004,16 +1005,17 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("sort", cudaMemsetAsync(d_mask, 0, 3 * sizeof(*d_mask), stream_));
       RadixDiffKernel<<<Grid(n), kThreads, 0, stream_>>>(keys, n, d_mask);
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
-      ACCELKV_CUDA_TRY("sort", cudaMemcpyAsync(radix_mask_, d_mask, 3 * sizeof(*d_mask),
-                                               cudaMemcpyDeviceToHost, stream_));
+      PublishKernel<<<1, 32, 0, stream_>>>(d_mask, d_mailbox_->radix_mask, 3);
+      ACCELKV_CUDA_TRY("sort", cudaGetLastError());
       ACCELKV_CUDA_TRY("sort", cudaStreamSynchronize(stream_));
       int bits = 0;
-      for (int w = 0; w < 3; ++w) bits += __builtin_popcountll(radix_mask_[w]);
+      for (int w = 0; w < 3; ++w) bits += __builtin_popcountll(mailbox_->radix_mask[w]);
       if (bits <= 64) packed_bits = bits;
       (*stage_micros)["sort_pack"] += MicrosSince(t);
     }
     if (packed_bits >= 0) {
-      const RadixKey mask{radix_mask_[0], radix_mask_[1], radix_mask_[2]};
+      const RadixKey mask{mailbox_->radix_mask[0], mailbox_->radix_mask[1],
+                          mailbox_->radix_mask[2]};
       PackRadixKeysKernel<<<Grid(n), kThreads, 0, stream_>>>(keys, n, mask, packed_keys.Current(),
                                                              radix_values.Current());
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
@@ -1061,10 +1063,12 @@ class CudaKeySortDevice final : public KeySortDevice {
     // copy_out
     if (fail == GpuStage::kCopyOut) return Injected(fail);
     const auto t0 = std::chrono::steady_clock::now();
-    ACCELKV_CUDA_TRY("copy_out", cudaMemcpyAsync(counters_, d_counters, sizeof(Counters),
-                                                 cudaMemcpyDeviceToHost, stream_));
+    PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_counters),
+                                         d_mailbox_->counters, 3);
+    ACCELKV_CUDA_TRY("copy_out", cudaGetLastError());
     ACCELKV_CUDA_TRY("copy_out", cudaStreamSynchronize(stream_));
-    const Counters c = *counters_;
+    Counters c;
+    std::memcpy(&c, mailbox_->counters, sizeof(c));
     if (c.num_kept > n) return Status::Aborted("gpu: copy_out: kept count out of range");
     out->kept.resize(c.num_kept);
     ACCELKV_CUDA_TRY("copy_out", cudaMemcpyAsync(out->kept.data(), d_kept, c.num_kept * 4,
@@ -1141,6 +1145,24 @@ class CudaKeySortDevice final : public KeySortDevice {
   // The copy stream and the events that order its copies after the encode
   // kernels (kEncodeParts for the parts, one for the filters), made on
   // first use.
+  // The mailbox, allocated on first use: pinned and mapped into the
+  // device's address space.
+  cudaError_t EnsureMailbox() {
+    if (mailbox_ != nullptr) return cudaSuccess;
+    void* p = nullptr;
+    cudaError_t e = cudaHostAlloc(&p, sizeof(Mailbox), cudaHostAllocMapped);
+    if (e != cudaSuccess) return e;
+    void* d = nullptr;
+    e = cudaHostGetDevicePointer(&d, p, 0);
+    if (e != cudaSuccess) {
+      cudaFreeHost(p);
+      return e;
+    }
+    mailbox_ = static_cast<Mailbox*>(p);
+    d_mailbox_ = static_cast<Mailbox*>(d);
+    return cudaSuccess;
+  }
+
   cudaError_t EnsureCopyStream() {
     if (copy_stream_ != nullptr) return cudaSuccess;
     if (keys_event_ == nullptr) {
@@ -1178,16 +1200,15 @@ class CudaKeySortDevice final : public KeySortDevice {
   Crc32cTables* const crc_tables_;  // device memory, owned
   const unsigned int max_blocks_;
   cudaEvent_t events_[5] = {};
-  PinnedBuffer arena_;      // the file arena (HostArena)
-  PinnedBuffer key_arena_;  // HostKeyArena
-  PinnedBuffer out_;        // HostOutput
-  Counters* counters_ = nullptr;
-  uint64_t* radix_mask_ = nullptr;          // RadixDiffKernel's masks, copied back (pinned)
-  unsigned long long* bad_host_ = nullptr;  // DecodeKeysKernel's lowest bad entry (pinned)
-  PinnedBuffer plan_;                       // Run's plan inputs (KeySortOutput::plan)
-  Resident dev_;                            // AllocInput
-  HeldInput held_;                          // the arenas Run kept for EncodeBlocks
-  HeldInput decoded_;                       // the arenas DecodeKeys left for Run
+  PinnedBuffer arena_;            // the file arena (HostArena)
+  PinnedBuffer key_arena_;        // HostKeyArena
+  PinnedBuffer out_;              // HostOutput
+  Mailbox* mailbox_ = nullptr;    // pinned, mapped (EnsureMailbox)
+  Mailbox* d_mailbox_ = nullptr;  // the device's pointer to it
+  PinnedBuffer plan_;             // Run's plan inputs (KeySortOutput::plan)
+  Resident dev_;                  // AllocInput
+  HeldInput held_;                // the arenas Run kept for EncodeBlocks
+  HeldInput decoded_;             // the arenas DecodeKeys left for Run
   // BeginStaging .. DecodeKeys or CancelStaging: the ranges copied into
   // dev_.arena from staged_arena_, each between a pair of stage_events_.
   StagedArena staged_;
@@ -1234,8 +1255,9 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
     return nullptr;
   }
   // Block instead of spinning while waiting for the GPU: the CPU is what we
-  // are saving. Fails harmlessly when the context already exists.
-  cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+  // are saving; map pinned host memory (the mailbox). Fails harmlessly when
+  // the context already exists (64-bit UVA maps pinned memory anyway).
+  cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync | cudaDeviceMapHost);
   cudaGetLastError();
   size_t free_bytes = 0;
   size_t total_bytes = 0;
