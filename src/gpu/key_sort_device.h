@@ -373,7 +373,7 @@ class KeySortDevice {
                               uint64_t blocks);
 
   // Materializes every entry's internal key into in.key_arena and fills
-  // *out (decode_common.h; a warp per entry on the GPU, which then keeps the
+  // *out (decode_common.h; 1-32 lanes per entry on the GPU, which then keeps the
   // file arena, the key arena it built and the entry arrays for the Run
   // that follows, so Run uploads none of them; the keys and the arrays
   // come back while Run works, and the caller reads none of them before
