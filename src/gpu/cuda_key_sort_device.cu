@@ -351,7 +351,7 @@ __global__ void ItemsFromRadixKernel(const RadixKey* keys, const uint32_t* index
 // length of 1 to 16 bytes. ACCELKV_GPU_SORT=merge|radix forces the merge sort
 // (measurements), or the radix path where it applies; =radix-wide also
 // sorts the whole 192-bit keys when their differing bits would fit a
-// packed 64-bit key (PackedRadixSort).
+// packed 64-bit key (AllowPackedRadixSort).
 bool UseRadixSort(const KeySortInput& in) {
   const bool fits = in.fixed_key_size > 8 && in.fixed_key_size <= 8 + 16;
   const char* forced = std::getenv("ACCELKV_GPU_SORT");
@@ -1142,9 +1142,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // The copy stream and the events that order its copies after the encode
-  // kernels (kEncodeParts for the parts, one for the filters), made on
-  // first use.
   // The mailbox, allocated on first use: pinned and mapped into the
   // device's address space.
   cudaError_t EnsureMailbox() {
@@ -1163,6 +1160,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     return cudaSuccess;
   }
 
+  // The copy stream and the events that order its copies after kernels on
+  // stream_ (the decoded keys': keys_event_; the encode's: kEncodeParts for
+  // the parts, one for the filters), made on first use.
   cudaError_t EnsureCopyStream() {
     if (copy_stream_ != nullptr) return cudaSuccess;
     if (keys_event_ == nullptr) {
