@@ -455,13 +455,18 @@ class PinnedBuffer {
 class CudaKeySortDevice final : public KeySortDevice {
  public:
   // crc_tables: the device's copy of the CRC32C tables (crc32c_device.h);
-  // max_blocks: thread blocks of kThreads that fit the device at once.
+  // mailbox, d_mailbox: the mailbox (pinned, mapped) and the device's
+  // pointer to it; max_blocks: thread blocks of kThreads that fit the
+  // device at once. Owns all three.
   CudaKeySortDevice(cudaStream_t stream, uint64_t budget, std::string name,
-                    Crc32cTables* crc_tables, unsigned int max_blocks)
+                    Crc32cTables* crc_tables, Mailbox* mailbox, Mailbox* d_mailbox,
+                    unsigned int max_blocks)
       : stream_(stream),
         budget_(budget),
         name_(std::move(name)),
         crc_tables_(crc_tables),
+        mailbox_(mailbox),
+        d_mailbox_(d_mailbox),
         max_blocks_(max_blocks) {
     for (cudaEvent_t& e : events_) cudaEventCreate(&e);
   }
@@ -478,7 +483,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (e != nullptr) cudaEventDestroy(e);
     }
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
-    if (mailbox_ != nullptr) cudaFreeHost(mailbox_);
+    cudaFreeHost(mailbox_);
     cudaFree(crc_tables_);
     cudaStreamDestroy(stream_);
   }
@@ -615,7 +620,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     } else {
       ReleaseInput();
     }
-    ACCELKV_CUDA_TRY("alloc", EnsureMailbox());
     out->plan = nullptr;
     out->bad_block = ~uint64_t{0};
     // Resident: the value arrays are on the device (DecodeKeys), whatever
@@ -769,7 +773,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     // on stream_ writes what they read until ReleaseInput, which drains
     // them first. The lowest bad entry, which the call does wait for, goes
     // to the mailbox, not through the copy engine behind them.
-    ACCELKV_CUDA_TRY("decode", EnsureMailbox());
     PublishKernel<<<1, 32, 0, stream_>>>(d_bad, &d_mailbox_->bad_entry, 1);
     ACCELKV_CUDA_TRY("decode", cudaGetLastError());
     ACCELKV_CUDA_TRY("decode", EnsureCopyStream());
@@ -1142,24 +1145,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // The mailbox, allocated on first use: pinned and mapped into the
-  // device's address space.
-  cudaError_t EnsureMailbox() {
-    if (mailbox_ != nullptr) return cudaSuccess;
-    void* p = nullptr;
-    cudaError_t e = cudaHostAlloc(&p, sizeof(Mailbox), cudaHostAllocMapped);
-    if (e != cudaSuccess) return e;
-    void* d = nullptr;
-    e = cudaHostGetDevicePointer(&d, p, 0);
-    if (e != cudaSuccess) {
-      cudaFreeHost(p);
-      return e;
-    }
-    mailbox_ = static_cast<Mailbox*>(p);
-    d_mailbox_ = static_cast<Mailbox*>(d);
-    return cudaSuccess;
-  }
-
   // The copy stream and the events that order its copies after kernels on
   // stream_ (the decoded keys': keys_event_; the encode's: kEncodeParts for
   // the parts, one for the filters), made on first use.
@@ -1198,17 +1183,17 @@ class CudaKeySortDevice final : public KeySortDevice {
   const uint64_t budget_;
   const std::string name_;
   Crc32cTables* const crc_tables_;  // device memory, owned
+  Mailbox* const mailbox_;          // pinned, mapped, owned
+  Mailbox* const d_mailbox_;        // the device's pointer to it
   const unsigned int max_blocks_;
   cudaEvent_t events_[5] = {};
-  PinnedBuffer arena_;            // the file arena (HostArena)
-  PinnedBuffer key_arena_;        // HostKeyArena
-  PinnedBuffer out_;              // HostOutput
-  Mailbox* mailbox_ = nullptr;    // pinned, mapped (EnsureMailbox)
-  Mailbox* d_mailbox_ = nullptr;  // the device's pointer to it
-  PinnedBuffer plan_;             // Run's plan inputs (KeySortOutput::plan)
-  Resident dev_;                  // AllocInput
-  HeldInput held_;                // the arenas Run kept for EncodeBlocks
-  HeldInput decoded_;             // the arenas DecodeKeys left for Run
+  PinnedBuffer arena_;      // the file arena (HostArena)
+  PinnedBuffer key_arena_;  // HostKeyArena
+  PinnedBuffer out_;        // HostOutput
+  PinnedBuffer plan_;       // Run's plan inputs (KeySortOutput::plan)
+  Resident dev_;            // AllocInput
+  HeldInput held_;          // the arenas Run kept for EncodeBlocks
+  HeldInput decoded_;       // the arenas DecodeKeys left for Run
   // BeginStaging .. DecodeKeys or CancelStaging: the ranges copied into
   // dev_.arena from staged_arena_, each between a pair of stage_events_.
   StagedArena staged_;
@@ -1295,6 +1280,17 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
     cudaStreamDestroy(stream);
     return nullptr;
   }
+  // The mailbox (see Mailbox), made here so that no job can fail for it.
+  void* mailbox = nullptr;
+  void* d_mailbox = nullptr;
+  if ((e = cudaHostAlloc(&mailbox, sizeof(Mailbox), cudaHostAllocMapped)) != cudaSuccess ||
+      (e = cudaHostGetDevicePointer(&d_mailbox, mailbox, 0)) != cudaSuccess) {
+    *reason = NoGpu("mailbox", e);
+    if (mailbox != nullptr) cudaFreeHost(mailbox);
+    cudaFree(crc_tables);
+    cudaStreamDestroy(stream);
+    return nullptr;
+  }
   int sms = 0;
   int per_sm = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
@@ -1302,7 +1298,9 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   const unsigned int max_blocks = static_cast<unsigned int>(std::max(1, sms) * std::max(1, per_sm));
   cudaGetLastError();
   SetPinnedHostMemory(PinnedHostMemory{&PinnedAllocate, &PinnedFree});
-  return std::make_unique<CudaKeySortDevice>(stream, budget, name, crc_tables, max_blocks);
+  return std::make_unique<CudaKeySortDevice>(stream, budget, name, crc_tables,
+                                             static_cast<Mailbox*>(mailbox),
+                                             static_cast<Mailbox*>(d_mailbox), max_blocks);
 }
 
 }  // namespace gpu
