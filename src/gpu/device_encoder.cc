@@ -225,9 +225,22 @@ class Planner {
     if (e == k || !splitter_.SkipCounted(plan_[e - 1].grandparents, plan_[e - 1].boundaries)) {
       return 0;
     }
-    // The run's last key is read next where its block ends (the index
-    // entry, FlushBlock) or its table does.
+    // A block's last key is read where the block ends (its index entry,
+    // FlushBlock): a cache miss per block, since the key arena is in input
+    // order. The run's own last key is asked for now, too late to hide much;
+    // so are the keys where the next block would end if it held as many
+    // entries as this one (and its neighbours), a block ahead, and the plan
+    // entries that hold where those keys are, two blocks ahead.
     __builtin_prefetch(key_arena_ + plan_[e - 1].key_offset);
+    const uint64_t block_entries = e - block_first_;
+    const uint64_t next_end = e - 1 + block_entries;
+    for (uint64_t j = next_end - 1; j <= next_end + 1 && j < end; ++j) {
+      __builtin_prefetch(key_arena_ + plan_[j].key_offset);
+    }
+    for (uint64_t j = next_end + block_entries - 1; j <= next_end + block_entries + 1 && j < end;
+         ++j) {
+      __builtin_prefetch(&plan_[j]);
+    }
     block_.AddSizedRun(e - k, key_bytes - block_key_bytes_, value_bytes - block_value_bytes_,
                        min_shared, keys_of_first_size, values_of_first_size);
     const PlanEntry& last = plan_[e - 1];
