@@ -1,4 +1,4 @@
-// Experiment of bench/results/2026-11-24-h100-read-copy.md (not part of the build).
+// Experiment of bench/results/2026-11-24-h100-host-stages.md (not part of the build).
 // Device-machine experiment: 2-16 threads copy 200 MB out of 64 KiB chunks into a
 // pinned buffer, with memcpy or non-temporal stores, with and without a DMA
 // reading another pinned buffer at the same time.
