@@ -145,11 +145,7 @@ class TableDecoder {
       const uint64_t size =
           l.key_width == BlockLayout::kVariable ? 0 : uint64_t{l.prefix_size} + l.key_width;
       const uint64_t fixed = size > std::numeric_limits<uint32_t>::max() ? 0 : size;
-      if (out_->fixed_key_size == TableBlocks::kNoEntries) {
-        out_->fixed_key_size = fixed;
-      } else if (out_->fixed_key_size != fixed) {
-        out_->fixed_key_size = 0;
-      }
+      out_->fixed_key_size = TableBlocks::MergeFixedKeySize(out_->fixed_key_size, fixed);
     }
     return Status::OK();
   }
@@ -380,8 +376,7 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     base[i + 1].block = base[i].block + f.decode_blocks;
     base[i + 1].entry = base[i].entry + f.entries;
     base[i + 1].key = base[i].key + f.key_bytes;
-    if (f.fixed_key_size == TableBlocks::kNoEntries) continue;
-    fixed = fixed == TableBlocks::kNoEntries || fixed == f.fixed_key_size ? f.fixed_key_size : 0;
+    fixed = TableBlocks::MergeFixedKeySize(fixed, f.fixed_key_size);
   }
   if (fixed != TableBlocks::kNoEntries) keys.fixed_key_size = static_cast<uint32_t>(fixed);
   const uint64_t entries = base[nt].entry;

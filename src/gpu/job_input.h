@@ -107,6 +107,13 @@ struct TableBlocks {
   // kNoEntries while no block has entries.
   static constexpr uint64_t kNoEntries = ~uint64_t{0};
   uint64_t fixed_key_size = kNoEntries;
+  // The fixed_key_size of entries whose two parts have fixed_key_size a
+  // and b (blocks of a table, or tables of a job).
+  static uint64_t MergeFixedKeySize(uint64_t a, uint64_t b) {
+    if (a == kNoEntries) return b;
+    if (b == kNoEntries) return a;
+    return a == b ? a : 0;
+  }
 };
 
 struct JobInput {
