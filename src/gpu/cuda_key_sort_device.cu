@@ -74,6 +74,12 @@ constexpr int kThreads = 256;
 // kernel runs.
 constexpr uint64_t kEncodePartBytes = 4ull << 20;
 constexpr uint64_t kEncodeParts = 8;
+// PlanStage copies the plan entries back in parts (QueuePlanCopies): up to
+// kPlanSlices per subcompaction range, none under kPlanPartBytes unless its
+// range is, at most kPlanParts in all.
+constexpr uint64_t kPlanSlices = 4;
+constexpr uint64_t kPlanParts = 64;
+constexpr uint64_t kPlanPartBytes = 256 << 10;
 
 struct Counters {
   unsigned long long bad_block;  // ~0: none
@@ -181,6 +187,14 @@ __global__ void PlanKernel(KeyArrays keys, const uint32_t* value_size, const uin
                            PlanEntry* plan) {
   const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (k < n) plan[k] = MakePlanEntry(keys, value_size, kept, k, grandparents, boundaries);
+}
+
+// One thread per subcompaction boundary b = i + 1: the first output
+// position of its range (BoundaryStart).
+__global__ void BoundaryStartsKernel(const PlanEntry* plan, uint64_t n, uint32_t nb,
+                                     uint64_t* starts) {
+  const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (i < nb) starts[i] = BoundaryStart(plan, n, static_cast<uint32_t>(i + 1));
 }
 
 // One warp per output block, grid-stride: the lanes copy its entries' key
@@ -483,6 +497,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (e != nullptr) cudaEventDestroy(e);
     }
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
+    for (cudaEvent_t e : plan_events_) cudaEventDestroy(e);
     cudaFreeHost(mailbox_);
     cudaFree(crc_tables_);
     cudaStreamDestroy(stream_);
@@ -494,7 +509,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   // Drains the stream first: no staged copy from the arena may be in
   // flight while the caller writes it or Get reallocates it.
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
-    DrainKeyCopies();
+    ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());
     CancelStaging();
     ACCELKV_CUDA_TRY("alloc", cudaStreamSynchronize(stream_));
     return arena_.Get(bytes, "alloc", arena);
@@ -544,14 +559,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     ReleaseInput();
   }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
-    ACCELKV_CUDA_TRY("alloc", DrainKeyCopies());  // none may still write the buffer
+    ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());  // none may still write the buffer
     return key_arena_.Get(bytes, "alloc", arena);
   }
 
   Status WaitDecodedKeys(std::map<std::string, uint64_t>* stage_micros) override {
     if (!keys_pending_) return Status::OK();
     const auto t = std::chrono::steady_clock::now();
-    const cudaError_t e = DrainKeyCopies();
+    const cudaError_t e = DrainCopiesBack();
     (*stage_micros)["keys_wait"] += MicrosSince(t);
     if (e != cudaSuccess) {
       ReleaseInput();
@@ -609,7 +624,11 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   Status Run(const KeySortInput& in, KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
-    cudaGetLastError();  // clear a non-sticky error left by an earlier job
+    cudaGetLastError();   // clear a non-sticky error left by an earlier job
+    plan_count_ = 0;      // WaitPlan refuses every position until PlanStage
+    if (plan_pending_) {  // an earlier plan's copies, left by a failed job
+      ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());
+    }
     // The arenas DecodeKeys left on the device, if they are this input's.
     const bool resident =
         decoded_.Holds(in.arena, in.arena_size, in.key_arena, in.key_arena_size) &&
@@ -621,6 +640,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       ReleaseInput();
     }
     out->plan = nullptr;
+    out->boundary_starts.clear();
     out->bad_block = ~uint64_t{0};
     // Resident: the value arrays are on the device (DecodeKeys), whatever
     // the host holds.
@@ -684,15 +704,17 @@ class CudaKeySortDevice final : public KeySortDevice {
     dev_.entries = entries;
     return cudaSuccess;
   }
-  // Waits for DecodeStages' copies back, if any may still run.
-  cudaError_t DrainKeyCopies() {
-    if (!keys_pending_) return cudaSuccess;
+  // Waits for the copies back on copy_stream_ that may still run:
+  // DecodeStages' keys and entry arrays, PlanStage's plan parts.
+  cudaError_t DrainCopiesBack() {
+    if (!keys_pending_ && !plan_pending_) return cudaSuccess;
     keys_pending_ = false;
+    plan_pending_ = false;
     return cudaStreamSynchronize(copy_stream_);
   }
 
   void ReleaseInput() {
-    DrainKeyCopies();  // no copy back reads what is freed here
+    DrainCopiesBack();  // no copy back reads what is freed here
     void* ptrs[] = {dev_.arena,        dev_.key_arena,  dev_.key_offset, dev_.key_size,
                     dev_.value_offset, dev_.value_size, dev_.kept,       dev_.out};
     for (void* p : ptrs) {
@@ -1101,22 +1123,32 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // The plan inputs of the kept entries (PlanKernel), into the pinned plan
-  // buffer.
+  // The plan inputs of the kept entries (PlanKernel) and the ranges'
+  // starts (BoundaryStartsKernel, waited for); the entries go back into the
+  // pinned plan buffer in parts on copy_stream_ (QueuePlanCopies), and Run
+  // returns without waiting for them: the planner threads wait for the
+  // parts they reach (WaitPlan).
   Status PlanStage(const KeySortInput& in, const KeyArrays& keys, KeySortOutput* out,
                    std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const auto t0 = std::chrono::steady_clock::now();
+    // The keys' copies back (DecodeKeys) finished during the sort; drained
+    // here, so that WaitDecodedKeys after Run waits for none of the plan's
+    // copies, and so that no copy of an earlier plan is still running
+    // before plan_ is reused.
+    ACCELKV_CUDA_TRY("plan", DrainCopiesBack());
+    (*stage_micros)["keys_wait"] += MicrosSince(t0);
     const uint64_t k = out->kept.size();
-    PlanEntry* d_plan = nullptr;
+    const uint32_t nb = in.boundaries.size();
     uint8_t* d_lists = nullptr;
     uint64_t* d_offsets = nullptr;
+    uint64_t* d_starts = nullptr;
     const KeyList& gp = in.grandparents;
     const KeyList& bounds = in.boundaries;
     const uint64_t list_bytes = gp.bytes.size() + bounds.bytes.size();
     const uint64_t list_offsets = gp.offsets.size() + bounds.offsets.size();
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_plan, k));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_lists, list_bytes));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_offsets, list_offsets));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_starts, nb));
     ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_lists, gp.bytes.data(), gp.bytes.size(),
                                              cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_lists + gp.bytes.size(), bounds.bytes.data(),
@@ -1132,16 +1164,118 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint8_t* host = nullptr;
     Status s = plan_.Get(k * sizeof(PlanEntry), "plan", &host);
     if (!s.ok()) return s;
+    uint8_t* host_starts = nullptr;
+    s = plan_starts_.Get(uint64_t{nb} * 8, "plan", &host_starts);
+    if (!s.ok()) return s;
+    ACCELKV_CUDA_TRY("plan", EnsureCopyStream());
+    // Outlives Run (its copies back run after it returns): freed on
+    // copy_stream_ after them, or here on failure.
+    PlanEntry* d_plan = nullptr;
+    ACCELKV_CUDA_TRY(
+        "plan", cudaMallocAsync(&d_plan, std::max<uint64_t>(k, 1) * sizeof(PlanEntry), stream_));
+    cudaError_t e = cudaSuccess;
     if (k > 0) {
       PlanKernel<<<Grid(k), kThreads, 0, stream_>>>(keys, dev_.value_size, dev_.kept, k, d_gp,
                                                     d_bounds, d_plan);
-      ACCELKV_CUDA_TRY("plan", cudaGetLastError());
-      ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host, d_plan, k * sizeof(PlanEntry),
-                                               cudaMemcpyDeviceToHost, stream_));
+      e = cudaGetLastError();
     }
-    ACCELKV_CUDA_TRY("plan", cudaStreamSynchronize(stream_));
+    if (e == cudaSuccess && nb > 0) {
+      BoundaryStartsKernel<<<Grid(nb), kThreads, 0, stream_>>>(d_plan, k, nb, d_starts);
+      e = cudaGetLastError();
+      if (e == cudaSuccess) {
+        e = cudaMemcpyAsync(host_starts, d_starts, uint64_t{nb} * 8, cudaMemcpyDeviceToHost,
+                            stream_);
+      }
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
+    if (e == cudaSuccess) {
+      const uint64_t* starts = reinterpret_cast<const uint64_t*>(host_starts);
+      out->boundary_starts.assign(starts, starts + nb);
+      e = QueuePlanCopies(host, d_plan, k, out->boundary_starts);
+    }
+    if (e == cudaSuccess) e = cudaFreeAsync(d_plan, copy_stream_);
+    if (e != cudaSuccess) {
+      DrainCopiesBack();  // no part still copies from d_plan
+      cudaFreeAsync(d_plan, stream_);
+      plan_parts_.clear();
+      out->boundary_starts.clear();
+      return CudaFailure("plan", e);
+    }
     out->plan = reinterpret_cast<const PlanEntry*>(host);
+    plan_count_ = k;
     (*stage_micros)["gpu_plan"] += MicrosSince(t0);
+    return Status::OK();
+  }
+
+  // Queues the copies of d_plan[0, k) into host on copy_stream_, in parts,
+  // each followed by an event. The parts cut each subcompaction range
+  // (from starts) into up to kPlanSlices slices, and go slice by slice
+  // across the ranges (every range's first slice, then every second...),
+  // so each range's planner thread can start after a small part of the
+  // copy; with more than kPlanParts ranges, kPlanParts equal parts in
+  // order. Sets plan_parts_ (by begin) and plan_pending_.
+  cudaError_t QueuePlanCopies(uint8_t* host, const PlanEntry* d_plan, uint64_t k,
+                              const std::vector<uint64_t>& starts) {
+    plan_parts_.clear();
+    if (k == 0) return cudaSuccess;
+    std::vector<uint64_t> range{0};
+    for (const uint64_t b : starts) {
+      if (b > range.back() && b < k) range.push_back(b);
+    }
+    range.push_back(k);
+    const uint64_t ranges = range.size() - 1;
+    // How many parts n entries make (1 to max).
+    const auto parts_of = [](uint64_t n, uint64_t max) {
+      return std::clamp<uint64_t>(n * sizeof(PlanEntry) / kPlanPartBytes, 1, max);
+    };
+    std::vector<std::pair<uint64_t, uint64_t>> order;  // [begin, end) in copy order
+    if (ranges > kPlanParts) {
+      const uint64_t parts = parts_of(k, kPlanParts);
+      for (uint64_t i = 0; i < parts; ++i) order.emplace_back(k * i / parts, k * (i + 1) / parts);
+    } else {
+      const uint64_t max_slices = std::min<uint64_t>(kPlanSlices, kPlanParts / ranges);
+      for (uint64_t sl = 0; sl < max_slices; ++sl) {
+        for (uint64_t r = 0; r < ranges; ++r) {
+          const uint64_t len = range[r + 1] - range[r];
+          const uint64_t slices = parts_of(len, max_slices);
+          if (sl >= slices) continue;
+          order.emplace_back(range[r] + len * sl / slices, range[r] + len * (sl + 1) / slices);
+        }
+      }
+    }
+    while (plan_events_.size() < order.size()) {
+      cudaEvent_t ev;
+      const cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+      if (e != cudaSuccess) return e;
+      plan_events_.push_back(ev);
+    }
+    for (const auto& [begin, end] : order) {
+      if (begin == end) continue;
+      const size_t event = plan_parts_.size();
+      plan_pending_ = true;
+      cudaError_t e =
+          cudaMemcpyAsync(host + begin * sizeof(PlanEntry), d_plan + begin,
+                          (end - begin) * sizeof(PlanEntry), cudaMemcpyDeviceToHost, copy_stream_);
+      if (e == cudaSuccess) e = cudaEventRecord(plan_events_[event], copy_stream_);
+      if (e != cudaSuccess) return e;
+      plan_parts_.push_back(PlanPart{begin, end, event});
+    }
+    std::sort(plan_parts_.begin(), plan_parts_.end(),
+              [](const PlanPart& a, const PlanPart& b) { return a.begin < b.begin; });
+    return cudaSuccess;
+  }
+
+  Status WaitPlan(uint64_t k, uint64_t* ready) override {
+    if (k >= plan_count_) return Status::InvalidArgument("gpu: plan: position past the plan");
+    // The part holding k: the last one beginning at or before it (the parts
+    // cover [0, plan_count_) without gaps).
+    auto it = std::upper_bound(plan_parts_.begin(), plan_parts_.end(), k,
+                               [](uint64_t pos, const PlanPart& p) { return pos < p.begin; });
+    if (it == plan_parts_.begin()) return Status::Aborted("gpu: plan: no part holds the position");
+    --it;
+    const cudaError_t e = cudaEventSynchronize(plan_events_[it->event]);
+    if (e != cudaSuccess) return CudaFailure("plan", e);
+    *ready = it->end;
     return Status::OK();
   }
 
@@ -1202,7 +1336,19 @@ class CudaKeySortDevice final : public KeySortDevice {
   cudaStream_t copy_stream_ = nullptr;  // EncodeStages' and DecodeStages' copies back
   cudaEvent_t encode_events_[kEncodeParts + 1] = {};
   cudaEvent_t keys_event_ = nullptr;  // DecodeStages: the keys' copies after the kernel
-  bool keys_pending_ = false;         // those copies may still run (DrainKeyCopies)
+  bool keys_pending_ = false;         // those copies may still run (DrainCopiesBack)
+  // PlanStage's copies of the plan back, in parts (QueuePlanCopies), each
+  // followed by its event: what WaitPlan waits for.
+  struct PlanPart {
+    uint64_t begin;
+    uint64_t end;
+    size_t event;  // index into plan_events_
+  };
+  std::vector<PlanPart> plan_parts_;  // by begin, covering [0, plan_count_)
+  std::vector<cudaEvent_t> plan_events_;
+  uint64_t plan_count_ = 0;    // the last Run's plan entries (0: none to wait for)
+  bool plan_pending_ = false;  // plan parts may still be copied (DrainCopiesBack)
+  PinnedBuffer plan_starts_;   // BoundaryStartsKernel's results
 };
 
 // HostVector's pinned storage (host_vector.h).

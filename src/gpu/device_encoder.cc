@@ -657,13 +657,18 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   // key, and a fresh splitter and planner reach the same state there
   // (compaction.h, step 4), as the CPU executor's subcompactions rely on.
   // Then the ranges' blocks and tables are laid out one after another.
+  // The ranges' starts come from the device (boundary_starts), since the
+  // plan entries are still on their way back: each range's thread waits
+  // only for the entries it reaches (WaitPlan).
   const uint64_t n = sorted.kept.size();
+  if (sorted.boundary_starts.size() != spec.compaction->subcompaction_boundaries().size()) {
+    return Status::InvalidArgument("gpu: encode: the device gave no subcompaction range starts");
+  }
   std::vector<uint64_t> starts{0};
-  for (uint32_t b = 1; b <= spec.compaction->subcompaction_boundaries().size(); ++b) {
-    const PlanEntry* first =
-        std::partition_point(sorted.plan + starts.back(), sorted.plan + n,
-                             [b](const PlanEntry& e) { return e.boundaries < b; });
-    const uint64_t k = static_cast<uint64_t>(first - sorted.plan);
+  for (const uint64_t k : sorted.boundary_starts) {
+    if (k < starts.back() || k > n) {
+      return Status::InvalidArgument("gpu: encode: subcompaction range starts out of order");
+    }
     if (k > starts.back() && k < n) starts.push_back(k);
   }
   starts.push_back(n);
@@ -680,11 +685,18 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     RangePlan& rp = plans[r];
     Planner planner(spec, input, sorted, &rp.blocks, &rp.filters);
     Status st;
+    uint64_t ready = starts[r];  // the plan entries [starts[r], ready) are on the host
     for (uint64_t k = starts[r]; k < starts[r + 1];) {
+      if (k >= ready) {
+        st = device->WaitPlan(k, &ready);
+        if (__builtin_expect(!st.ok(), 0)) break;
+      }
       st = planner.Add(k);
       if (__builtin_expect(!st.ok(), 0)) break;
       ++k;
-      k += planner.AddRun(k, starts[r + 1]);
+      // A run never reads an entry past `ready`; one cut there goes on
+      // entry by entry (Add), which is the same plan.
+      k += planner.AddRun(k, std::min(starts[r + 1], ready));
     }
     rp.status = st.ok() ? planner.Finish() : st;
     rp.out_size = planner.out_size();

@@ -131,10 +131,22 @@ class HostKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
+  // The plan is whole once Run returned, but it is handed out in stretches
+  // of kPlanStretch entries, so that the planner's runs are cut where the
+  // CUDA device's parts would cut them, on every machine (the executor
+  // tests check that the output stays byte for byte the same).
+  Status WaitPlan(uint64_t k, uint64_t* ready) override {
+    if (k >= plan_.size()) return Status::InvalidArgument("gpu: plan: position past the plan");
+    *ready = std::min<uint64_t>(plan_.size(), (k / kPlanStretch + 1) * kPlanStretch);
+    return Status::OK();
+  }
+
   Status Run(const KeySortInput& in, KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
     held_.Release();
+    plan_.clear();
     out->plan = nullptr;
+    out->boundary_starts.clear();
     out->bad_block = ~uint64_t{0};
     Status s = in.CheckEncodeInputs();
     if (s.ok()) s = RunStages(in, out, stage_micros);
@@ -149,6 +161,9 @@ class HostKeySortDevice final : public KeySortDevice {
         plan_[k] = MakePlanEntry(keys, in.value_size->data(), out->kept.data(), k, gp, bounds);
       }
       out->plan = plan_.data();
+      for (uint32_t b = 1; b <= in.boundaries.size(); ++b) {
+        out->boundary_starts.push_back(BoundaryStart(plan_.data(), plan_.size(), b));
+      }
       kept_ = out->kept;
       key_offset_ = in.key_offset;
       key_size_ = in.key_size;
@@ -262,6 +277,7 @@ class HostKeySortDevice final : public KeySortDevice {
   HeldInput held_;
   StagedArena staged_;  // BeginStaging .. DecodeKeys or CancelStaging
   // Run's plan inputs, and the entries and kept order EncodeBlocks reads.
+  static constexpr uint64_t kPlanStretch = 1000;  // WaitPlan
   std::vector<PlanEntry> plan_;
   HostVector<uint32_t> kept_;
   HostVector<uint64_t> key_offset_;

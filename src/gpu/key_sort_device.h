@@ -129,8 +129,15 @@ struct DecodeOutput {
 struct KeySortOutput {
   HostVector<uint32_t> kept;  // entry indices in internal-key order
   // With keep_for_encode: kept.size() PlanEntry, in output order; owned by
-  // the device (pinned on the GPU backend), valid until its next call.
+  // the device (pinned on the GPU backend), valid until its next call
+  // other than WaitPlan. The CUDA device copies them back in parts while
+  // the caller plans: no entry may be read before WaitPlan says it is there.
   const PlanEntry* plan = nullptr;
+  // With keep_for_encode: for each subcompaction boundary b = 1, 2, ...
+  // (KeySortInput::boundaries), at [b - 1], the first output position whose
+  // PlanEntry::boundaries >= b (kept.size() when none): where the
+  // subcompaction ranges start, known before the plan entries arrive.
+  std::vector<uint64_t> boundary_starts;
   // Index into KeySortInput::blocks of a block whose checksum failed (the
   // lowest one) when Run returned Corruption for a checksum; else ~0.
   uint64_t bad_block = ~uint64_t{0};
@@ -399,9 +406,23 @@ class KeySortDevice {
 
   // Verifies, sorts and filters; adds its stage times (micros) under
   // "copy_in", "verify", "sort", "dedup", "copy_out" and, with
-  // keep_for_encode, "gpu_plan" (the plan inputs).
+  // keep_for_encode, "gpu_plan" (the plan inputs, until the copies of
+  // them back are queued; the CUDA device returns without waiting for
+  // those: see WaitPlan).
   virtual Status Run(const KeySortInput& in, KeySortOutput* out,
                      std::map<std::string, uint64_t>* stage_micros) = 0;
+
+  // Returns once the plan entry at output position k (k < kept.size() of
+  // the last Run with keep_for_encode) is on the host, and sets *ready to
+  // the end of a stretch [k, *ready) of entries that are all there (at
+  // most kept.size()). The CUDA device copies the plan back in parts, each
+  // subcompaction range's first part early (KeySortOutput::boundary_starts),
+  // so that the ranges' planner threads start before the whole plan is
+  // back; the host reference has it all but hands it out in stretches of
+  // 1,000 entries, so the tests cut the planner's runs everywhere. May be
+  // called from several threads at once. Aborted("gpu: plan: ...") when a
+  // copy failed; InvalidArgument for k past the plan.
+  virtual Status WaitPlan(uint64_t k, uint64_t* ready) = 0;
 };
 
 // The CPU reference. budget: the MemoryBudget() it reports.

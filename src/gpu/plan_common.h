@@ -136,5 +136,22 @@ ACCELKV_HD inline PlanEntry MakePlanEntry(const KeyArrays& keys, const uint32_t*
   return p;
 }
 
+// The first output position k < n whose plan[k].boundaries >= b (n when
+// none): where subcompaction range b starts (boundaries ascend with the
+// output order). KeySortOutput::boundary_starts holds it for each b.
+ACCELKV_HD inline uint64_t BoundaryStart(const PlanEntry* plan, uint64_t n, uint32_t b) {
+  uint64_t lo = 0;
+  uint64_t hi = n;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (plan[mid].boundaries < b) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 }  // namespace gpu
 }  // namespace accelkv

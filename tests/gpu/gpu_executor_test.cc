@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,11 +40,13 @@ struct InjectionGuard {
 
 // What the jobs did with the staging calls (key_sort_device.h).
 struct StagingCounts {
-  int begins = 0;        // BeginStaging calls that returned OK
-  int ranges = 0;        // StageRange calls that returned OK
-  bool pending = false;  // a device arena staged, neither taken by DecodeKeys nor cancelled
-  int runs = 0;          // Run calls (one per job, or per chunk of a chunked job)
-  int fail_run = 0;      // when not 0: Run call number fail_run (from 1) returns Aborted
+  int begins = 0;          // BeginStaging calls that returned OK
+  int ranges = 0;          // StageRange calls that returned OK
+  bool pending = false;    // a device arena staged, neither taken by DecodeKeys nor cancelled
+  int runs = 0;            // Run calls (one per job, or per chunk of a chunked job)
+  int fail_run = 0;        // when not 0: Run call number fail_run (from 1) returns Aborted
+  int plan_waits = 0;      // WaitPlan calls
+  int fail_plan_wait = 0;  // when not 0: WaitPlan call number fail_plan_wait returns Aborted
   // StageRange calls whose offset or size is not a multiple of 4 KiB, and
   // BeginStaging calls on an arena not 4 KiB aligned (direct reads stage
   // whole aligned spans of a page-aligned arena).
@@ -109,6 +112,17 @@ class CountingDevice final : public gpu::KeySortDevice {
   Status WaitDecodedKeys(std::map<std::string, uint64_t>* stage_micros) override {
     return inner_->WaitDecodedKeys(stage_micros);
   }
+  // Called from the ranges' planner threads at once: counted under a mutex.
+  Status WaitPlan(uint64_t k, uint64_t* ready) override {
+    {
+      std::lock_guard<std::mutex> l(plan_mu_);
+      if (++staging_->plan_waits == staging_->fail_plan_wait) {
+        return Status::Aborted("gpu: plan: failure injected by the test at wait",
+                               std::to_string(staging_->plan_waits));
+      }
+    }
+    return inner_->WaitPlan(k, ready);
+  }
   Status Run(const gpu::KeySortInput& in, gpu::KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
     if (++staging_->runs == staging_->fail_run) {
@@ -121,6 +135,7 @@ class CountingDevice final : public gpu::KeySortDevice {
 
  private:
   const std::unique_ptr<gpu::KeySortDevice> inner_;
+  std::mutex plan_mu_;
   int* const encode_calls_;
   StagingCounts* const staging_;
   const uint64_t* const budget_;
@@ -776,6 +791,48 @@ TEST_P(GpuExecutorTest, InjectedFailureAtEachStageListsEveryCreatedFile) {
   }
   ::unsetenv("ACCELKV_GPU_ENCODE");
   EXPECT_EQ(failures, gpu_->GetStats().failures);
+}
+
+// The plan entries come back while the CPU plans (WaitPlan): a failed
+// wait, on one of the ranges' threads, fails the job with Aborted and no
+// file, and the next job still gives the CPU executor's bytes.
+TEST_P(GpuExecutorTest, FailedPlanWaitFailsTheJobWithNoFiles) {
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.allow_long_values = false;
+  test::GpuJob job = NewJob(&rnd, shape);
+  ASSERT_NO_FATAL_FAILURE(MakeChunked(&job, 4));  // several subcompaction ranges
+  budget_ = 0;  // whole again: one Run, every range planned on its own thread
+  CompactionJobResult cpu_result;
+  std::map<uint64_t, std::string> cpu_files;
+  ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+  int failed = 0;
+  for (int fail : {1, 3}) {
+    SCOPED_TRACE("failing wait " + std::to_string(fail));
+    staging_.plan_waits = 0;
+    staging_.fail_plan_wait = fail;
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s = Run(gpu_.get(), job, &result, &files);
+    staging_.fail_plan_wait = 0;
+    if (staging_.plan_waits < fail) {
+      EXPECT_TRUE(s.ok()) << s.ToString();  // fewer waits than that: nothing failed
+      continue;
+    }
+    ++failed;
+    EXPECT_TRUE(s.IsAborted()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("injected by the test")) << s.ToString();
+    EXPECT_TRUE(result.outputs.empty());
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+    EXPECT_FALSE(staging_.pending);
+  }
+  EXPECT_LE(1, failed);  // every job with a kept entry waits at least once
+  CompactionJobResult gpu_result;
+  std::map<uint64_t, std::string> gpu_files;
+  ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
+  EXPECT_TRUE(cpu_files == gpu_files);
+  ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
 TEST_P(GpuExecutorTest, RepeatedFailuresMarkUnhealthy) {
