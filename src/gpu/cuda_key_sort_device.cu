@@ -399,14 +399,17 @@ Status CudaFailure(const char* stage, cudaError_t e) {
 
 // Stream-ordered allocations of one job, freed (and the stream drained) on
 // every exit path, so the host arena is never reused under a live copy.
+// A second stream whose work reads them (DrainFirst) is drained before.
 class JobAllocations {
  public:
   explicit JobAllocations(cudaStream_t stream) : stream_(stream) {}
   ~JobAllocations() {
+    if (first_ != nullptr) cudaStreamSynchronize(first_);
     for (void* p : ptrs_) cudaFreeAsync(p, stream_);
     cudaStreamSynchronize(stream_);
     cudaGetLastError();  // a failed job's error is reported by Run
   }
+  void DrainFirst(cudaStream_t other) { first_ = other; }
   template <typename T>
   cudaError_t Alloc(T** p, uint64_t count) {
     void* raw = nullptr;
@@ -419,6 +422,7 @@ class JobAllocations {
 
  private:
   const cudaStream_t stream_;
+  cudaStream_t first_ = nullptr;
   std::vector<void*> ptrs_;
 };
 
@@ -492,6 +496,10 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (copy_stream_ != nullptr) {
       cudaStreamSynchronize(copy_stream_);
       cudaStreamDestroy(copy_stream_);
+    }
+    if (verify_stream_ != nullptr) {
+      cudaStreamSynchronize(verify_stream_);
+      cudaStreamDestroy(verify_stream_);
     }
     for (cudaEvent_t e : encode_events_) {
       if (e != nullptr) cudaEventDestroy(e);
@@ -1012,13 +1020,18 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                 cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[1], stream_));
 
-    // verify
+    // verify: on its own stream, beside the sort and the dedup (its
+    // result, the lowest bad block, is read with the counters at copy_out,
+    // which waits for it); every exit drains it before freeing what it reads.
     if (fail == GpuStage::kVerify) return Injected(fail);
+    ACCELKV_CUDA_TRY("verify", EnsureVerifyStream());
+    ACCELKV_CUDA_TRY("verify", cudaStreamWaitEvent(verify_stream_, events_[1], 0));
+    mem->DrainFirst(verify_stream_);
     if (nb > 0)
-      VerifyKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(crc_tables_, dev_.arena,
-                                                                        d_blocks, nb, d_counters);
+      VerifyKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, verify_stream_>>>(
+          crc_tables_, dev_.arena, d_blocks, nb, d_counters);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
-    ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], stream_));
+    ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], verify_stream_));
 
     // sort
     if (fail == GpuStage::kSort) return Injected(fail);
@@ -1088,6 +1101,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // copy_out
     if (fail == GpuStage::kCopyOut) return Injected(fail);
     const auto t0 = std::chrono::steady_clock::now();
+    ACCELKV_CUDA_TRY("copy_out", cudaStreamWaitEvent(stream_, events_[2], 0));  // verify's result
     PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_counters),
                                          d_mailbox_->counters, 3);
     ACCELKV_CUDA_TRY("copy_out", cudaGetLastError());
@@ -1101,10 +1115,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("copy_out", cudaStreamSynchronize(stream_));
     const uint64_t copy_out = MicrosSince(t0);
 
+    // Each stage from the event before it; verify and the sort both start
+    // at the end of copy_in (events_[1]) and overlap.
     const char* names[4] = {"copy_in", "verify", "sort", "dedup"};
+    const int from[4] = {0, 1, 1, 3};
     for (int i = 0; i < 4; ++i) {
       float ms = 0;
-      ACCELKV_CUDA_TRY("copy_out", cudaEventElapsedTime(&ms, events_[i], events_[i + 1]));
+      ACCELKV_CUDA_TRY("copy_out", cudaEventElapsedTime(&ms, events_[from[i]], events_[i + 1]));
       (*stage_micros)[names[i]] += static_cast<uint64_t>(ms * 1000.0f);
     }
     (*stage_micros)["copy_out"] += copy_out;
@@ -1279,6 +1296,12 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
+  // The verify stream (RunStages), made on first use.
+  cudaError_t EnsureVerifyStream() {
+    if (verify_stream_ != nullptr) return cudaSuccess;
+    return cudaStreamCreateWithFlags(&verify_stream_, cudaStreamNonBlocking);
+  }
+
   // The copy stream and the events that order its copies after kernels on
   // stream_ (the decoded keys': keys_event_; the encode's: kEncodeParts for
   // the parts, one for the filters), made on first use.
@@ -1333,7 +1356,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   StagedArena staged_;
   const uint8_t* staged_arena_ = nullptr;
   std::vector<cudaEvent_t> stage_events_;
-  cudaStream_t copy_stream_ = nullptr;  // EncodeStages' and DecodeStages' copies back
+  cudaStream_t copy_stream_ = nullptr;    // EncodeStages' and DecodeStages' copies back
+  cudaStream_t verify_stream_ = nullptr;  // RunStages' VerifyKernel, beside the sort
   cudaEvent_t encode_events_[kEncodeParts + 1] = {};
   cudaEvent_t keys_event_ = nullptr;  // DecodeStages: the keys' copies after the kernel
   bool keys_pending_ = false;         // those copies may still run (DrainCopiesBack)
