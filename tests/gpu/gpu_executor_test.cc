@@ -696,6 +696,22 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
       EXPECT_TRUE(gpu_result.stage_micros.count(stage)) << stage;
     }
     EXPECT_EQ(iter % 2 == 0, gpu_result.stage_micros.count("gpu_encode") > 0);
+    // The CUDA device's verify runs beside the sort and the dedup: the
+    // overlap it reports lies within both, and device busy time counts it
+    // once (1 us of slack for the truncation of each stage to whole us).
+    const auto& st = gpu_result.stage_micros;
+    const auto stage = [&st](const char* name) {
+      const auto it = st.find(name);
+      return it == st.end() ? uint64_t{0} : it->second;
+    };
+    EXPECT_LE(stage("verify_overlap"), stage("verify"));
+    EXPECT_LE(stage("verify_overlap"), stage("sort") + stage("dedup") + 1);
+    uint64_t busy = 0;
+    for (const char* name : {"copy_in", "gpu_decode", "verify", "sort", "dedup", "copy_out",
+                             "gpu_plan", "gpu_encode"}) {
+      busy += stage(name);
+    }
+    EXPECT_EQ(busy - stage("verify_overlap"), gpu_result.device_busy_micros);
     for (const auto& [number, bytes] : cpu_files) {
       ASSERT_TRUE(test::CountBlockShapes(bytes, &shapes).ok()) << number;
     }
