@@ -139,11 +139,12 @@ __global__ void MakeItemsKernel(KeyArrays keys, uint64_t n, SortItem* items) {
 
 __global__ void DedupKernel(KeyArrays keys, const uint8_t* flags, const SortItem* sorted,
                             uint64_t n, const uint64_t* snapshots, uint32_t num_snapshots,
-                            uint8_t* keep, uint32_t* index, Counters* counters) {
+                            DeeperLevelsView deeper, uint8_t* keep, uint32_t* index,
+                            Counters* counters) {
   const uint64_t pos = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (pos >= n) return;
   index[pos] = sorted[pos].index;
-  keep[pos] = KeepSortedEntry(keys, flags, sorted, pos, snapshots, num_snapshots) ? 1 : 0;
+  keep[pos] = KeepSortedEntry(keys, flags, sorted, pos, snapshots, num_snapshots, deeper) ? 1 : 0;
   if (pos > 0) {
     const uint32_t a = sorted[pos - 1].index;
     const uint32_t b = sorted[pos].index;
@@ -946,6 +947,24 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_blocks, nb));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_flags, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_snapshots, ns));
+    // The deeper levels' file ranges (both lists' bytes, then offsets, in
+    // one buffer each) for the dedup's base-level test.
+    const KeyList& deeper_smallest = in.deeper_smallest;
+    const KeyList& deeper_largest = in.deeper_largest;
+    const uint32_t levels = static_cast<uint32_t>(in.deeper_level_end.size());
+    uint8_t* d_deeper_bytes = nullptr;
+    uint64_t* d_deeper_offsets = nullptr;
+    uint32_t* d_level_end = nullptr;
+    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_deeper_bytes, deeper_smallest.bytes.size() +
+                                                              deeper_largest.bytes.size()));
+    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_deeper_offsets, deeper_smallest.offsets.size() +
+                                                                deeper_largest.offsets.size()));
+    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_level_end, levels));
+    const DeeperLevelsView d_deeper{
+        KeyListView{d_deeper_bytes, d_deeper_offsets, deeper_smallest.size()},
+        KeyListView{d_deeper_bytes + deeper_smallest.bytes.size(),
+                    d_deeper_offsets + deeper_smallest.offsets.size(), deeper_largest.size()},
+        d_level_end, levels};
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_items, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_keep, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_index, n));
@@ -1013,6 +1032,23 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                 cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("copy_in",
                      cudaMemcpyAsync(d_flags, in.flags.data(), n, cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY(
+        "copy_in", cudaMemcpyAsync(d_deeper_bytes, deeper_smallest.bytes.data(),
+                                   deeper_smallest.bytes.size(), cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY(
+        "copy_in",
+        cudaMemcpyAsync(d_deeper_bytes + deeper_smallest.bytes.size(), deeper_largest.bytes.data(),
+                        deeper_largest.bytes.size(), cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_deeper_offsets, deeper_smallest.offsets.data(),
+                                                deeper_smallest.offsets.size() * 8,
+                                                cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY(
+        "copy_in", cudaMemcpyAsync(d_deeper_offsets + deeper_smallest.offsets.size(),
+                                   deeper_largest.offsets.data(), deeper_largest.offsets.size() * 8,
+                                   cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in",
+                     cudaMemcpyAsync(d_level_end, in.deeper_level_end.data(), uint64_t{levels} * 4,
+                                     cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_snapshots, in.snapshots.data(), ns * 8,
                                                 cudaMemcpyHostToDevice, stream_));
     Counters init{~0ull, 0, 0};
@@ -1090,7 +1126,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (fail == GpuStage::kDedup) return Injected(fail);
     if (n > 0) {
       DedupKernel<<<Grid(n), kThreads, 0, stream_>>>(keys, d_flags, d_items, n, d_snapshots, ns,
-                                                     d_keep, d_index, d_counters);
+                                                     d_deeper, d_keep, d_index, d_counters);
       ACCELKV_CUDA_TRY("dedup", cudaGetLastError());
       ACCELKV_CUDA_TRY("dedup", cub::DeviceSelect::Flagged(d_temp, select_temp, d_index, d_keep,
                                                            d_kept, &d_counters->num_kept,

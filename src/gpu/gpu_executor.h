@@ -5,8 +5,7 @@
 //      validated as soon as it is read)
 //   -> decode (CPU: the key arena's layout; GPU: every entry's internal key
 //      materialized (block prefix ++ suffix) into the key arena, its value
-//      located in the file arena; CPU: IsBaseLevelForKey for tombstones; all
-//      bounds-checked)
+//      located in the file arena; all bounds-checked)
 //   -> verify (GPU: CRC32C of every data, filter and properties block),
 //      sort (GPU: internal-key order, CUB merge sort over 8-byte key
 //      prefixes with full-key tie-breaks), dedup (GPU:

@@ -213,6 +213,7 @@ class HostKeySortDevice final : public KeySortDevice {
     t = Clock::now();
     out->kept.clear();
     bool duplicate = false;
+    const DeeperLevelsView deeper = in.DeeperView();
     for (uint64_t pos = 0; pos < n; ++pos) {
       if (pos > 0) {
         const uint32_t a = items[pos - 1].index;
@@ -220,7 +221,7 @@ class HostKeySortDevice final : public KeySortDevice {
         duplicate |= keys.CompareUserKeys(a, b) == 0 && keys.trailer(a) == keys.trailer(b);
       }
       if (KeepSortedEntry(keys, in.flags.data(), items.data(), pos, in.snapshots.data(),
-                          static_cast<uint32_t>(in.snapshots.size()))) {
+                          static_cast<uint32_t>(in.snapshots.size()), deeper)) {
         out->kept.push_back(items[pos].index);
       }
     }

@@ -232,6 +232,21 @@ void JobInput::Clear() {
   out_of_range = 0;  // a whole job after a chunk of another marks none
 }
 
+void SetDeeperLevels(const Compaction& c, KeySortInput* keys) {
+  keys->deeper_smallest.Clear();
+  keys->deeper_largest.Clear();
+  keys->deeper_level_end.clear();
+  for (const LevelFiles& files : c.params().deeper_levels) {
+    for (const FileMetaPtr& f : files) {
+      const Slice smallest = f->smallest.user_key();
+      const Slice largest = f->largest.user_key();
+      keys->deeper_smallest.Add(reinterpret_cast<const uint8_t*>(smallest.data()), smallest.size());
+      keys->deeper_largest.Add(reinterpret_cast<const uint8_t*>(largest.data()), largest.size());
+    }
+    keys->deeper_level_end.push_back(keys->deeper_smallest.size());
+  }
+}
+
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
                        const std::vector<TablePart>* parts, JobInput* input,
                        double* helper_cpu_seconds) {
@@ -438,29 +453,11 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     return Status::Corruption(
         TableError(input->TableAt(b.offset).number, "malformed internal key"));
   }
-  // kFlagBaseLevel for tombstones whose user key no deeper file can hold.
-  // With no deeper files at all that is every key, and the flag of a value
-  // is never read (KeepSortedEntry), so every entry gets it without looking.
-  bool deeper_files = false;
-  for (const LevelFiles& files : spec.compaction->params().deeper_levels) {
-    deeper_files = deeper_files || !files.empty();
-  }
-  if (!deeper_files) {
-    keys.flags.assign(entries, kFlagBaseLevel);
-  } else {
-    s = device->WaitDecodedKeys(stage_micros);  // the keys' types are read here
-    if (!s.ok()) return s;
-    keys.flags.assign(entries, 0);
-    for (uint64_t i = 0; i < entries; ++i) {
-      const Slice ikey(reinterpret_cast<const char*>(key_arena + keys.key_offset[i]),
-                       keys.key_size[i]);
-      if (static_cast<ValueType>(ikey[ikey.size() - kInternalKeyTrailerSize]) ==
-              ValueType::kDeletion &&
-          spec.compaction->IsBaseLevelForKey(ExtractUserKey(ikey))) {
-        keys.flags[i] = kFlagBaseLevel;
-      }
-    }
-  }
+  // The deeper levels' file ranges: the device's dedup decides whether a
+  // tombstone's key is at its base level (IsBaseLevelKey), so no key is read
+  // here and the keys' copy back keeps running beside the sort.
+  keys.flags.assign(entries, 0);
+  SetDeeperLevels(*spec.compaction, &keys);
   if (range != nullptr) {
     s = device->WaitDecodedKeys(stage_micros);
     if (!s.ok()) return s;

@@ -5,9 +5,10 @@
 // block's layout (Block::Validate) and where each block's keys go in the key
 // arena. The device then materializes every entry's internal key (block
 // prefix ++ suffix) into the key arena and locates its value in the file
-// arena (KeySortDevice::DecodeKeys, decode_common.h); the CPU adds
-// IsBaseLevelForKey for tombstones. The data, filter and properties blocks
-// are left for the device to checksum.
+// arena (KeySortDevice::DecodeKeys, decode_common.h); the CPU passes the
+// deeper levels' file ranges on (SetDeeperLevels), from which the device's
+// dedup answers IsBaseLevelForKey for tombstones. The data, filter and
+// properties blocks are left for the device to checksum.
 //
 // Every offset is bounds-checked (Block::Validate makes every entry of a
 // block lie inside it); malformed bytes give Corruption, never a read
@@ -150,6 +151,12 @@ DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& layout, uint64_t
 Status DecodeIndexBlock(const char* contents, size_t size, uint64_t data_end,
                         std::vector<BlockHandle>* handles,
                         std::vector<std::string>* last_user_keys);
+
+// Fills keys->deeper_* from c's deeper levels (the files' smallest and
+// largest user keys, level after level: KeySortInput::DeeperView), for the
+// dedup's base-level test of tombstones (IsBaseLevelKey, which answers as
+// c.IsBaseLevelForKey does).
+void SetDeeperLevels(const Compaction& c, KeySortInput* keys);
 
 // Reads every input file of spec.compaction (level inputs, then
 // output-level inputs) into device->HostArena, on up to FileThreads

@@ -39,12 +39,10 @@ struct BlockSpan {
 };
 
 // Entry i's internal key is key_arena[key_offset[i], key_offset[i] +
-// key_size[i]), key_size[i] >= 8; flags[i] & kFlagBaseLevel: IsBaseLevelForKey holds for
-// its user key (only computed for tombstones); flags[i] & kFlagOutOfRange:
-// its user key lies outside the key range of the chunk being compacted (a
-// chunked job reads whole blocks, so the blocks at a chunk's edges hold
-// keys of the neighbouring chunks): never kept, never counted as dropped.
-inline constexpr uint8_t kFlagBaseLevel = 1;
+// key_size[i]), key_size[i] >= 8; flags[i] & kFlagOutOfRange: its user key
+// lies outside the key range of the chunk being compacted (a chunked job
+// reads whole blocks, so the blocks at a chunk's edges hold keys of the
+// neighbouring chunks): never kept, never counted as dropped.
 inline constexpr uint8_t kFlagOutOfRange = 2;
 
 // The entry a sort item stands for, with its 8-byte key prefix cached.
@@ -108,6 +106,66 @@ ACCELKV_HD inline uint64_t UserKeyPrefix(const uint8_t* key, uint32_t user_size)
   return v;
 }
 
+// An ascending list of keys in one byte array: key i is
+// bytes[offsets[i], offsets[i + 1]).
+struct KeyListView {
+  const uint8_t* bytes;
+  const uint64_t* offsets;  // n + 1 entries
+  uint32_t n;
+};
+
+// memcmp-then-length order of two byte strings.
+ACCELKV_HD inline int CompareBytes(const uint8_t* a, uint64_t na, const uint8_t* b, uint64_t nb) {
+  const uint64_t n = na < nb ? na : nb;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return na == nb ? 0 : (na < nb ? -1 : 1);
+}
+
+// The user-key ranges of the files in the levels below a compaction's
+// output (Compaction::Params::deeper_levels), level after level: level l's
+// files are [l == 0 ? 0 : level_end[l - 1], level_end[l]) of both lists,
+// ascending and disjoint within a level.
+struct DeeperLevelsView {
+  KeyListView smallest;  // each file's smallest user key
+  KeyListView largest;   // each file's largest user key
+  const uint32_t* level_end;
+  uint32_t levels;
+};
+
+// Compaction::IsBaseLevelForKey: no deeper file's range holds user_key. Per
+// level as AnyOverlap (compaction.cc) with lo = hi = the key: the first file
+// whose largest user key >= it, and whether its smallest is <= it.
+ACCELKV_HD inline bool IsBaseLevelKey(const DeeperLevelsView& deeper, const uint8_t* user_key,
+                                      uint64_t size) {
+  uint32_t begin = 0;
+  for (uint32_t l = 0; l < deeper.levels; ++l) {
+    const uint32_t end = deeper.level_end[l];
+    uint32_t lo = begin;
+    uint32_t hi = end;
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      const uint64_t b = deeper.largest.offsets[mid];
+      if (CompareBytes(deeper.largest.bytes + b, deeper.largest.offsets[mid + 1] - b, user_key,
+                       size) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (lo < end) {
+      const uint64_t b = deeper.smallest.offsets[lo];
+      if (CompareBytes(deeper.smallest.bytes + b, deeper.smallest.offsets[lo + 1] - b, user_key,
+                       size) <= 0) {
+        return false;
+      }
+    }
+    begin = end;
+  }
+  return true;
+}
+
 // The key arrays of one job, as the device (or the host reference) sees them.
 struct KeyArrays {
   const uint8_t* key_arena;
@@ -166,9 +224,13 @@ ACCELKV_HD inline uint64_t StripeOf(const uint64_t* snapshots, uint32_t num_snap
 
 // Whether the entry at sorted position pos survives (ObsoleteVersionFilter's
 // rule). sorted[pos] is the entry, sorted[pos - 1] its predecessor.
+// A tombstone that is the newest of the oldest stripe is dropped where no
+// deeper file can hold its user key (IsBaseLevelKey over deeper, asked only
+// then).
 ACCELKV_HD inline bool KeepSortedEntry(const KeyArrays& keys, const uint8_t* flags,
                                        const SortItem* sorted, uint64_t pos,
-                                       const uint64_t* snapshots, uint32_t num_snapshots) {
+                                       const uint64_t* snapshots, uint32_t num_snapshots,
+                                       const DeeperLevelsView& deeper) {
   const uint32_t i = sorted[pos].index;
   // Out-of-range entries sort before or after the chunk's (ranges are cut
   // on user keys), so an in-range entry's predecessor out of range has
@@ -186,7 +248,9 @@ ACCELKV_HD inline bool KeepSortedEntry(const KeyArrays& keys, const uint8_t* fla
   }
   const bool tombstone = (t & 0xffu) == 0;
   const bool oldest_stripe = num_snapshots == 0 || seq <= snapshots[0];
-  if (tombstone && oldest_stripe && (flags[i] & kFlagBaseLevel) != 0) return false;
+  if (tombstone && oldest_stripe && IsBaseLevelKey(deeper, keys.key(i), keys.user_size(i))) {
+    return false;
+  }
   return true;
 }
 

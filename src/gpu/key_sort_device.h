@@ -67,8 +67,13 @@ struct KeySortInput {
   HostVector<BlockSpan> blocks;     // blocks to checksum (file arena)
   HostVector<uint64_t> key_offset;  // per entry, into the key arena
   HostVector<uint32_t> key_size;    // per entry, >= 8
-  HostVector<uint8_t> flags;        // per entry, kFlagBaseLevel
+  HostVector<uint8_t> flags;        // per entry, kFlagOutOfRange
   std::vector<uint64_t> snapshots;  // ascending, distinct
+  // The deeper levels' file ranges (DeeperLevelsView: the dedup asks
+  // IsBaseLevelKey of a tombstone there, on the device).
+  KeyList deeper_smallest;
+  KeyList deeper_largest;
+  std::vector<uint32_t> deeper_level_end;
   // The internal-key size every entry has, or 0 when sizes differ (from the
   // blocks' layouts: DecodeInputTables). The CUDA device radix-sorts jobs
   // whose user keys are all one length of at most 16 bytes.
@@ -88,6 +93,11 @@ struct KeySortInput {
   KeyList boundaries;
 
   uint64_t num_entries() const { return key_offset.size(); }
+  // The deeper levels over the host's lists.
+  DeeperLevelsView DeeperView() const {
+    return DeeperLevelsView{deeper_smallest.View(), deeper_largest.View(), deeper_level_end.data(),
+                            static_cast<uint32_t>(deeper_level_end.size())};
+  }
   // OK unless keep_for_encode is set without both value arrays of
   // num_entries() each (InvalidArgument).
   Status CheckEncodeInputs() const {

@@ -44,23 +44,6 @@ struct PlanEntry {
   uint64_t key_offset;    // the internal key's, in the key arena
 };
 
-// An ascending list of keys in one byte array: key i is
-// bytes[offsets[i], offsets[i + 1]).
-struct KeyListView {
-  const uint8_t* bytes;
-  const uint64_t* offsets;  // n + 1 entries
-  uint32_t n;
-};
-
-// memcmp-then-length order of two byte strings.
-ACCELKV_HD inline int CompareBytes(const uint8_t* a, uint64_t na, const uint8_t* b, uint64_t nb) {
-  const uint64_t n = na < nb ? na : nb;
-  for (uint64_t i = 0; i < n; ++i) {
-    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
-  }
-  return na == nb ? 0 : (na < nb ? -1 : 1);
-}
-
 // Internal-key order (user key bytewise ascending, trailer descending).
 // REQUIRES: na, nb >= 8.
 ACCELKV_HD inline int CompareInternalKeys(const uint8_t* a, uint64_t na, const uint8_t* b,
