@@ -1306,7 +1306,10 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     while (plan_events_.size() < order.size()) {
       cudaEvent_t ev;
-      const cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+      // Blocking: the planner threads sleep in WaitPlan (an event without
+      // the flag is waited for by spinning, whatever the device's flags).
+      const cudaError_t e =
+          cudaEventCreateWithFlags(&ev, cudaEventBlockingSync | cudaEventDisableTiming);
       if (e != cudaSuccess) return e;
       plan_events_.push_back(ev);
     }
