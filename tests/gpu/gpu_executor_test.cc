@@ -922,6 +922,45 @@ TEST_P(GpuExecutorTest, PackedRadixKeysByteIdenticalToCpu) {
   }
 }
 
+// Many subcompaction ranges, and few long ones: the plan entries come back
+// in parts (the CUDA device: more than 64 ranges in equal parts, else up to
+// four slices per range, each range's first slice first; the host
+// reference: stretches of 1,000 entries), and every range's planner waits
+// for the parts it reaches: byte-identical to the CPU executor either way.
+TEST_P(GpuExecutorTest, PlanPartsOverManyOrLongRangesByteIdenticalToCpu) {
+  Random rnd(test::TestSeed());
+  for (const auto& [ranges, entries_per_file] : {std::pair{100, 4000}, std::pair{4, 14000}}) {
+    SCOPED_TRACE(std::to_string(ranges) + " ranges");
+    test::GpuJobShape shape;
+    shape.entries_per_file = entries_per_file;
+    shape.fixed_key_size = 16;
+    shape.decimal_key_range = 100000;
+    shape.fixed_value_size = 100;
+    shape.allow_long_values = false;
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    params.subcompaction_boundaries.clear();
+    for (int b = 1; b < ranges; ++b) {
+      std::string key = std::to_string(uint64_t{100000} * b / ranges);
+      key.insert(0, 16 - key.size(), '0');
+      params.subcompaction_boundaries.push_back(key);
+    }
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+    staging_.plan_waits = 0;
+    CompactionJobResult gpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+    ::unsetenv("ACCELKV_GPU_ENCODE");
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_LE(ranges, staging_.plan_waits);  // at least one wait per range
+    CompactionJobResult cpu_result;
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+    if (HasFatalFailure()) return;
+    EXPECT_LE(static_cast<size_t>(ranges), gpu_result.outputs.size());  // cut at every boundary
+  }
+}
+
 // Tables of several MiB (over 1000 data blocks each): byte-identical to the
 // CPU executor; a byte flipped in the second half of a large table is
 // Corruption with no output file.
