@@ -427,6 +427,45 @@ class JobAllocations {
   std::vector<void*> ptrs_;
 };
 
+// Uploads two key lists on stream (both lists' bytes in one allocation,
+// both offsets in another, from mem) and gives their device views.
+cudaError_t UploadKeyLists(const KeyList& a, const KeyList& b, cudaStream_t stream,
+                           JobAllocations* mem, KeyListView* da, KeyListView* db) {
+  uint8_t* bytes = nullptr;
+  uint64_t* offsets = nullptr;
+  cudaError_t e = mem->Alloc(&bytes, a.bytes.size() + b.bytes.size());
+  if (e == cudaSuccess) e = mem->Alloc(&offsets, a.offsets.size() + b.offsets.size());
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(bytes, a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice, stream);
+  }
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(bytes + a.bytes.size(), b.bytes.data(), b.bytes.size(),
+                        cudaMemcpyHostToDevice, stream);
+  }
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(offsets, a.offsets.data(), a.offsets.size() * 8, cudaMemcpyHostToDevice,
+                        stream);
+  }
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(offsets + a.offsets.size(), b.offsets.data(), b.offsets.size() * 8,
+                        cudaMemcpyHostToDevice, stream);
+  }
+  *da = KeyListView{bytes, offsets, a.size()};
+  *db = KeyListView{bytes + a.bytes.size(), offsets + a.offsets.size(), b.size()};
+  return e;
+}
+
+// Creates events (with flags) until *events holds n.
+cudaError_t GrowEvents(std::vector<cudaEvent_t>* events, size_t n, unsigned int flags) {
+  while (events->size() < n) {
+    cudaEvent_t ev;
+    const cudaError_t e = cudaEventCreateWithFlags(&ev, flags);
+    if (e != cudaSuccess) return e;
+    events->push_back(ev);
+  }
+  return cudaSuccess;
+}
+
 // A pinned host buffer grown on demand and reused, 4 KiB aligned: the file
 // arena takes O_DIRECT reads straight into it (job_input.cc, direct reads)
 // and the output buffer feeds O_DIRECT writes straight from it
@@ -543,12 +582,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     Status s = staged_.Add(offset, size);
     if (!s.ok()) return s;
     const size_t k = 2 * (staged_.ranges() - 1);
-    cudaError_t e = cudaSuccess;
-    while (e == cudaSuccess && stage_events_.size() < k + 2) {
-      cudaEvent_t ev;
-      e = cudaEventCreate(&ev);
-      if (e == cudaSuccess) stage_events_.push_back(ev);
-    }
+    cudaError_t e = GrowEvents(&stage_events_, k + 2, cudaEventDefault);
     if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k], stream_);
     if (e == cudaSuccess && size > 0) {
       e = cudaMemcpyAsync(dev_.arena + offset, staged_arena_ + offset, size, cudaMemcpyHostToDevice,
@@ -947,24 +981,12 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_blocks, nb));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_flags, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_snapshots, ns));
-    // The deeper levels' file ranges (both lists' bytes, then offsets, in
-    // one buffer each) for the dedup's base-level test.
-    const KeyList& deeper_smallest = in.deeper_smallest;
-    const KeyList& deeper_largest = in.deeper_largest;
+    // The deeper levels' file ranges, for the dedup's base-level test
+    // (uploaded below, with the snapshots).
     const uint32_t levels = static_cast<uint32_t>(in.deeper_level_end.size());
-    uint8_t* d_deeper_bytes = nullptr;
-    uint64_t* d_deeper_offsets = nullptr;
     uint32_t* d_level_end = nullptr;
-    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_deeper_bytes, deeper_smallest.bytes.size() +
-                                                              deeper_largest.bytes.size()));
-    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_deeper_offsets, deeper_smallest.offsets.size() +
-                                                                deeper_largest.offsets.size()));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_level_end, levels));
-    const DeeperLevelsView d_deeper{
-        KeyListView{d_deeper_bytes, d_deeper_offsets, deeper_smallest.size()},
-        KeyListView{d_deeper_bytes + deeper_smallest.bytes.size(),
-                    d_deeper_offsets + deeper_smallest.offsets.size(), deeper_largest.size()},
-        d_level_end, levels};
+    DeeperLevelsView d_deeper{{}, {}, d_level_end, levels};
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_items, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_keep, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_index, n));
@@ -1032,20 +1054,8 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                 cudaMemcpyHostToDevice, stream_));
     ACCELKV_CUDA_TRY("copy_in",
                      cudaMemcpyAsync(d_flags, in.flags.data(), n, cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY(
-        "copy_in", cudaMemcpyAsync(d_deeper_bytes, deeper_smallest.bytes.data(),
-                                   deeper_smallest.bytes.size(), cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY(
-        "copy_in",
-        cudaMemcpyAsync(d_deeper_bytes + deeper_smallest.bytes.size(), deeper_largest.bytes.data(),
-                        deeper_largest.bytes.size(), cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_deeper_offsets, deeper_smallest.offsets.data(),
-                                                deeper_smallest.offsets.size() * 8,
-                                                cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY(
-        "copy_in", cudaMemcpyAsync(d_deeper_offsets + deeper_smallest.offsets.size(),
-                                   deeper_largest.offsets.data(), deeper_largest.offsets.size() * 8,
-                                   cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in", UploadKeyLists(in.deeper_smallest, in.deeper_largest, stream_, mem,
+                                               &d_deeper.smallest, &d_deeper.largest));
     ACCELKV_CUDA_TRY("copy_in",
                      cudaMemcpyAsync(d_level_end, in.deeper_level_end.data(), uint64_t{levels} * 4,
                                      cudaMemcpyHostToDevice, stream_));
@@ -1200,28 +1210,12 @@ class CudaKeySortDevice final : public KeySortDevice {
     (*stage_micros)["keys_wait"] += MicrosSince(t0);
     const uint64_t k = out->kept.size();
     const uint32_t nb = in.boundaries.size();
-    uint8_t* d_lists = nullptr;
-    uint64_t* d_offsets = nullptr;
     uint64_t* d_starts = nullptr;
-    const KeyList& gp = in.grandparents;
-    const KeyList& bounds = in.boundaries;
-    const uint64_t list_bytes = gp.bytes.size() + bounds.bytes.size();
-    const uint64_t list_offsets = gp.offsets.size() + bounds.offsets.size();
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_lists, list_bytes));
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_offsets, list_offsets));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_starts, nb));
-    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_lists, gp.bytes.data(), gp.bytes.size(),
-                                             cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_lists + gp.bytes.size(), bounds.bytes.data(),
-                                             bounds.bytes.size(), cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_offsets, gp.offsets.data(), gp.offsets.size() * 8,
-                                             cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("plan",
-                     cudaMemcpyAsync(d_offsets + gp.offsets.size(), bounds.offsets.data(),
-                                     bounds.offsets.size() * 8, cudaMemcpyHostToDevice, stream_));
-    const KeyListView d_gp{d_lists, d_offsets, gp.size()};
-    const KeyListView d_bounds{d_lists + gp.bytes.size(), d_offsets + gp.offsets.size(),
-                               bounds.size()};
+    KeyListView d_gp;
+    KeyListView d_bounds;
+    ACCELKV_CUDA_TRY(
+        "plan", UploadKeyLists(in.grandparents, in.boundaries, stream_, mem, &d_gp, &d_bounds));
     uint8_t* host = nullptr;
     Status s = plan_.Get(k * sizeof(PlanEntry), "plan", &host);
     if (!s.ok()) return s;
@@ -1279,11 +1273,8 @@ class CudaKeySortDevice final : public KeySortDevice {
                               const std::vector<uint64_t>& starts) {
     plan_parts_.clear();
     if (k == 0) return cudaSuccess;
-    std::vector<uint64_t> range{0};
-    for (const uint64_t b : starts) {
-      if (b > range.back() && b < k) range.push_back(b);
-    }
-    range.push_back(k);
+    std::vector<uint64_t> range;
+    (void)SubcompactionRangeStarts(starts, k, &range);  // the encoder refuses disorder
     const uint64_t ranges = range.size() - 1;
     // How many parts n entries make (1 to max).
     const auto parts_of = [](uint64_t n, uint64_t max) {
@@ -1304,15 +1295,11 @@ class CudaKeySortDevice final : public KeySortDevice {
         }
       }
     }
-    while (plan_events_.size() < order.size()) {
-      cudaEvent_t ev;
-      // Blocking: the planner threads sleep in WaitPlan (an event without
-      // the flag is waited for by spinning, whatever the device's flags).
-      const cudaError_t e =
-          cudaEventCreateWithFlags(&ev, cudaEventBlockingSync | cudaEventDisableTiming);
-      if (e != cudaSuccess) return e;
-      plan_events_.push_back(ev);
-    }
+    // Blocking: the planner threads sleep in WaitPlan (an event without the
+    // flag is waited for by spinning, whatever the device's flags).
+    const cudaError_t made =
+        GrowEvents(&plan_events_, order.size(), cudaEventBlockingSync | cudaEventDisableTiming);
+    if (made != cudaSuccess) return made;
     for (const auto& [begin, end] : order) {
       if (begin == end) continue;
       const size_t event = plan_parts_.size();

@@ -664,14 +664,10 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   if (sorted.boundary_starts.size() != spec.compaction->subcompaction_boundaries().size()) {
     return Status::InvalidArgument("gpu: encode: the device gave no subcompaction range starts");
   }
-  std::vector<uint64_t> starts{0};
-  for (const uint64_t k : sorted.boundary_starts) {
-    if (k < starts.back() || k > n) {
-      return Status::InvalidArgument("gpu: encode: subcompaction range starts out of order");
-    }
-    if (k > starts.back() && k < n) starts.push_back(k);
+  std::vector<uint64_t> starts;
+  if (!SubcompactionRangeStarts(sorted.boundary_starts, n, &starts)) {
+    return Status::InvalidArgument("gpu: encode: subcompaction range starts out of order");
   }
-  starts.push_back(n);
   const size_t ranges = starts.size() - 1;
   struct RangePlan {
     std::vector<EncodeBlock> blocks;

@@ -153,6 +153,23 @@ struct KeySortOutput {
   uint64_t bad_block = ~uint64_t{0};
 };
 
+// The subcompaction ranges over n output positions, from
+// KeySortOutput::boundary_starts: *starts gets 0, each start strictly
+// inside (0, n) once, then n (range r is [starts[r], starts[r + 1])).
+// Returns false when the boundary starts descend or pass n (those are
+// left out).
+inline bool SubcompactionRangeStarts(const std::vector<uint64_t>& boundary_starts, uint64_t n,
+                                     std::vector<uint64_t>* starts) {
+  starts->assign(1, 0);
+  bool ordered = true;
+  for (const uint64_t k : boundary_starts) {
+    ordered = ordered && k >= starts->back() && k <= n;
+    if (k > starts->back() && k < n) starts->push_back(k);
+  }
+  starts->push_back(n);
+  return ordered;
+}
+
 // The data blocks of a job's output tables, planned by the CPU
 // (device_encoder.h) for the device to fill (encode_common.h) from the
 // entries and the kept order the last Run left on it.
