@@ -335,6 +335,7 @@ void FillMeasured(const CompactionJobResult& jr, const std::vector<std::string>&
   r->device_busy_us = jr.device_busy_micros;
   r->cpu_sec_per_gb = gb > 0 ? cpu_sec / gb : 0;
   r->stage_us = jr.stage_micros;
+  r->stage_cpu = jr.stage_cpu_seconds;
 }
 
 // The GPU executor: CUDA when built with it and a GPU is present, the host
@@ -546,7 +547,10 @@ std::string CompactResultToJson(const CompactResult& r) {
       .Add("cpu_sec_per_gb", r.cpu_sec_per_gb);
   JsonLine stages;
   for (const auto& [stage, us] : r.stage_us) stages.Add(stage, us);
-  j.AddObject("stage_us", stages).Add("verified", r.verified);
+  j.AddObject("stage_us", stages);
+  JsonLine stage_cpu;
+  for (const auto& [stage, cpu] : r.stage_cpu) stage_cpu.Add(stage, cpu);
+  j.AddObject("stage_cpu_sec", stage_cpu).Add("verified", r.verified);
   if (!r.error.empty()) j.Add("error", r.error);
   return j.str();
 }

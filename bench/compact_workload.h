@@ -58,6 +58,7 @@ struct CompactResult {
   uint64_t gpu_chunks = 0;
   double cpu_sec_per_gb = 0;                 // cpu_sec per 1e9 input bytes
   std::map<std::string, uint64_t> stage_us;  // the executor's stage_micros
+  std::map<std::string, double> stage_cpu;   // its stage_cpu_seconds
   bool verified = false;                     // output identical to the verified reference
   std::string error;
 };

@@ -64,6 +64,10 @@ struct CompactionJobResult {
   double cpu_seconds = 0;
   // Wall time per stage, microseconds (see the stage names above).
   std::map<std::string, uint64_t> stage_micros;
+  // CPU seconds by stage, where an executor measures them (the GPU
+  // executor: its job thread's and its helper threads', docs/GPU.md
+  // "Stats"); they sum to cpu_seconds. Empty when not measured.
+  std::map<std::string, double> stage_cpu_seconds;
   // Time an accelerator worked on the job (the GPU executor: its device
   // stages' times), microseconds; 0 for the CPU executor.
   uint64_t device_busy_micros = 0;
@@ -81,6 +85,7 @@ inline void AccumulateJobResult(const CompactionJobResult& part, CompactionJobRe
   job->bytes_written += part.bytes_written;
   job->cpu_seconds += part.cpu_seconds;
   for (const auto& [stage, micros] : part.stage_micros) job->stage_micros[stage] += micros;
+  for (const auto& [stage, cpu] : part.stage_cpu_seconds) job->stage_cpu_seconds[stage] += cpu;
   job->device_busy_micros += part.device_busy_micros;
 }
 

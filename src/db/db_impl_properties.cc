@@ -113,6 +113,12 @@ std::string DBImpl::StatsString() {
         AppendF(&out, " %s=%.3f", stage.c_str(), micros / 1e6);
       out += "\n";
     }
+    if (!e.stage_cpu_seconds.empty()) {
+      out += "  CPU-s by stage:";
+      for (const auto& [stage, cpu] : e.stage_cpu_seconds)
+        AppendF(&out, " %s=%.3f", stage.c_str(), cpu);
+      out += "\n";
+    }
   }
   return out;
 }
@@ -172,6 +178,12 @@ std::string DBImpl::StatsJson() {
     bool first_stage = true;
     for (const auto& [stage, micros] : e.stage_micros) {
       AppendF(&out, "%s\"%s\":%" PRIu64, first_stage ? "" : ",", stage.c_str(), micros);
+      first_stage = false;
+    }
+    out += "},\"stage_cpu_seconds\":{";
+    first_stage = true;
+    for (const auto& [stage, cpu] : e.stage_cpu_seconds) {
+      AppendF(&out, "%s\"%s\":%.4f", first_stage ? "" : ",", stage.c_str(), cpu);
       first_stage = false;
     }
     out += "}}";

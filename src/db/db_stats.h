@@ -33,6 +33,8 @@ struct ExecutorStats {
   uint64_t device_busy_micros = 0;  // the accelerator's time (GPU executor)
   // Per stage, microseconds: read, merge, drop, encode, write.
   std::map<std::string, uint64_t> stage_micros;
+  // CPU seconds by stage, where the executor measures them (GPU executor).
+  std::map<std::string, double> stage_cpu_seconds;
 };
 
 struct DBStats {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -551,7 +552,10 @@ class TableWrites final : public PendingWrites {
   Status Finish() override {
     finished_ = true;
     const auto wait_start = std::max(std::chrono::steady_clock::now(), encoded_);
-    result_->cpu_seconds += workers_->Close();
+    {
+      CpuStageScope cpu(result_, "write");  // the caller writes beside the helpers
+      AddHelperCpu(result_, "write", workers_->Close());
+    }
     const uint64_t tail_wall = MicrosSince(wait_start);
     std::chrono::steady_clock::duration tails{0};
     for (size_t i = 0; i < released_; ++i) {
@@ -644,6 +648,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     return Status::InvalidArgument("gpu: encode: the device computed no plan inputs");
   }
   auto t = std::chrono::steady_clock::now();
+  std::optional<CpuStageScope> plan_cpu(std::in_place, result, "plan");
   EncodeJob& job = *scratch;
   job.arena = input.keys.arena;
   job.arena_size = input.keys.arena_size;
@@ -677,7 +682,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     Status status;
   };
   std::vector<RangePlan> plans(ranges);
-  result->cpu_seconds += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
+  const double planners = ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
     Planner planner(spec, input, sorted, &rp.blocks, &rp.filters);
     Status st;
@@ -698,6 +703,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     rp.out_size = planner.out_size();
     rp.tables = std::move(planner.tables());
   });
+  AddHelperCpu(result, "plan", planners);
   std::vector<std::unique_ptr<PlannedTable>> tables;
   for (RangePlan& rp : plans) {
     if (!rp.status.ok()) return rp.status;
@@ -714,9 +720,12 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     job.out_size += rp.out_size;
   }
   result->stage_micros["plan"] += MicrosSince(t);
+  plan_cpu.reset();
 
   Status s = before_output ? before_output() : Status::OK();
   if (!s.ok()) return s;
+  // "output": the host output buffer, the tables' file numbers, the writers.
+  std::optional<CpuStageScope> output_cpu(std::in_place, result, "output");
   uint8_t* out = nullptr;
   s = device->HostOutput(job.out_size, &out);
   if (!s.ok()) return s;
@@ -752,6 +761,8 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
       std::max<size_t>(threads - 1, chunk_end.size() > 1 || defer != nullptr ? 1 : 0);
   auto writes = std::make_unique<TableWrites>(spec, std::move(tables), out, helpers, result);
   Status encode_status;
+  output_cpu.reset();
+  std::optional<CpuStageScope> encode_cpu(std::in_place, result, "gpu_encode");
   for (size_t c = 0; c < chunk_end.size() && !writes->write_failed(); ++c) {
     const size_t first_table = c == 0 ? 0 : chunk_end[c - 1];
     const uint64_t first_block = first_table < nt ? writes->table(first_table).first_block : 0;
@@ -761,6 +772,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     writes->Release(chunk_end[c]);
   }
   device->ReleaseEncodeInput();
+  encode_cpu.reset();
   writes->EncodeDone(encode_status);
   if (defer != nullptr && encode_status.ok() && !writes->write_failed()) {
     *defer = std::move(writes);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -15,7 +16,6 @@
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
 #include "gpu/output_assembler.h"
-#include "util/thread_cpu.h"
 
 namespace accelkv {
 
@@ -263,12 +263,17 @@ GpuExecutorStats GpuCompactionExecutor::GetStats() const {
 Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobResult* result) {
   std::lock_guard<std::mutex> job(job_mu_);
   *result = CompactionJobResult();
-  const double cpu0 = ThreadCpuSeconds();
+  // The job thread's CPU seconds: by stage in the stages' scopes, "other"
+  // outside them (bookkeeping, waits).
+  gpu::CpuStageScope job_thread(result, "other");
   Status s = RunLocked(spec, result);  // adds its helper threads' CPU seconds; sets last_chunks_
   // A job that failed between DecodeKeys and its wait: no copy back into
   // input_'s arrays outlives the job.
-  (void)device_->WaitDecodedKeys(&result->stage_micros);
-  result->cpu_seconds += ThreadCpuSeconds() - cpu0;
+  {
+    gpu::CpuStageScope wait_cpu(result, "release");
+    (void)device_->WaitDecodedKeys(&result->stage_micros);
+  }
+  result->cpu_seconds += job_thread.End();
   // The device's stages (docs/GPU.md, "Stats"): copies, kernels and the
   // waits for them.
   for (const char* stage :
@@ -304,8 +309,14 @@ Status GpuCompactionExecutor::RunChunked(const CompactionJobSpec& spec,
   // "index": the input tables' footers and index blocks, and the chunks.
   auto t = std::chrono::steady_clock::now();
   std::vector<gpu::TableIndex> indexes;
-  Status s = gpu::ReadTableIndexes(spec, &indexes, &result->cpu_seconds);
+  Status s;
   std::vector<gpu::JobChunk> chunks;
+  {
+    gpu::CpuStageScope cpu(result, "index");
+    double helpers = 0;
+    s = gpu::ReadTableIndexes(spec, &indexes, &helpers);
+    gpu::AddHelperCpu(result, "index", helpers);
+  }
   if (s.ok()) {
     s = gpu::PlanJobChunks(
         indexes, spec.compaction->subcompaction_boundaries(),
@@ -372,12 +383,28 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
                                       std::unique_ptr<gpu::PendingWrites>* defer,
                                       CompactionJobResult* result) {
   gpu::JobInput& input = *input_;  // reused: its arrays keep their pages
+  std::optional<gpu::CpuStageScope> setup_cpu(std::in_place, result, "setup");
   input.Clear();
+  setup_cpu.reset();
   // "read": the wall time until every file is read, its layout validated
   // and its staged copy to the device issued (the copies overlap the reads).
   auto t = std::chrono::steady_clock::now();
-  Status s = gpu::ReadInputTables(spec, device_.get(), chunk ? &chunk->parts : nullptr, &input,
-                                  &result->cpu_seconds);
+  Status s;
+  {
+    gpu::CpuStageScope cpu(result, "read");
+    double helpers = 0;
+    s = gpu::ReadInputTables(spec, device_.get(), chunk ? &chunk->parts : nullptr, &input,
+                             &helpers);
+    gpu::AddHelperCpu(result, "read", helpers);
+  }
+  // The tables' validation, measured by the threads that read them, apart
+  // from the reads themselves (its scope: one of them is this thread).
+  double validate = 0;
+  for (const gpu::TableBlocks& tb : input.table_blocks) validate += tb.validate_cpu_seconds;
+  double& read_cpu = result->stage_cpu_seconds["read"];
+  validate = std::min(validate, read_cpu);
+  read_cpu -= validate;
+  result->stage_cpu_seconds["validate"] += validate;
   result->stage_micros["read"] += gpu::MicrosSince(t);
   if (!s.ok()) return s;
   // The tables' bytes (the arena also holds direct reads' alignment padding).
@@ -389,19 +416,28 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   // "gpu_decode" (the keys; the values' places too unless the device
   // encodes, which keeps them there).
   const bool device_encode = UseDeviceEncode(input);
-  s = gpu::DecodeInputTables(spec, device_.get(), chunk ? &chunk->range : nullptr, &input,
-                             /*values_to_host=*/!device_encode, &result->stage_micros,
-                             &result->cpu_seconds);
+  {
+    gpu::CpuStageScope cpu(result, "decode");
+    double helpers = 0;
+    s = gpu::DecodeInputTables(spec, device_.get(), chunk ? &chunk->range : nullptr, &input,
+                               /*values_to_host=*/!device_encode, &result->stage_micros, &helpers);
+    gpu::AddHelperCpu(result, "decode", helpers);
+  }
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n - input.out_of_range;
 
+  setup_cpu.emplace(result, "setup");
   if (device_encode) SetPlanInputs(spec, &input);
+  setup_cpu.reset();
   gpu::KeySortOutput& out = *sorted_;  // reused: its kept order keeps its pages
-  s = device_->Run(input.keys, &out, &result->stage_micros);
-  // The keys came back during Run (the planner and the assembler read them).
-  const Status keys = device_->WaitDecodedKeys(&result->stage_micros);
-  if (s.ok()) s = keys;
+  {
+    gpu::CpuStageScope cpu(result, "sort");  // the device's stages: launches and waits
+    s = device_->Run(input.keys, &out, &result->stage_micros);
+    // The keys came back during Run (the planner and the assembler read them).
+    const Status keys = device_->WaitDecodedKeys(&result->stage_micros);
+    if (s.ok()) s = keys;
+  }
   if (s.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
     const gpu::BlockSpan& b = input.keys.blocks[out.bad_block];
     const gpu::InputTable& table = input.TableAt(b.offset);
@@ -414,6 +450,7 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   if (device_encode) {
     s = gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), options_.encode_chunk_bytes,
                                    encode_job_.get(), before_output, defer, result);
+    gpu::CpuStageScope release_cpu(result, "release");
     device_->ReleaseEncodeInput();  // also when the plan failed before any chunk
     return s;
   }
@@ -424,6 +461,7 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
     s = before_output();
     if (!s.ok()) return s;
   }
+  gpu::CpuStageScope cpu(result, "assemble");
   return gpu::AssembleOutputs(spec, input, out.kept, result);
 }
 
@@ -474,6 +512,8 @@ void GpuCompactionExecutor::RecordOutcome(const Status& s, const CompactionJobRe
     stats_.cpu_seconds += result.cpu_seconds;
     stats_.device_busy_micros += result.device_busy_micros;
     for (const auto& [stage, micros] : result.stage_micros) stats_.stage_micros[stage] += micros;
+    for (const auto& [stage, cpu] : result.stage_cpu_seconds)
+      stats_.stage_cpu_seconds[stage] += cpu;
     consecutive_failures_ = 0;
   } else if (s.IsAborted()) {
     stats_.failures++;

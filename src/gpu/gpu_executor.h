@@ -107,8 +107,9 @@ struct GpuExecutorStats {
   uint64_t input_bytes = 0;
   uint64_t output_bytes = 0;
   double cpu_seconds = 0;
-  uint64_t device_busy_micros = 0;               // the device stages' time, OK jobs
-  std::map<std::string, uint64_t> stage_micros;  // summed over OK jobs
+  uint64_t device_busy_micros = 0;                  // the device stages' time, OK jobs
+  std::map<std::string, uint64_t> stage_micros;     // summed over OK jobs
+  std::map<std::string, double> stage_cpu_seconds;  // summed over OK jobs
 };
 
 class GpuCompactionExecutor final : public CompactionExecutor {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "compaction/compaction_executor.h"
 #include "table/table_properties.h"
 #include "util/helper_threads.h"
 #include "util/thread_cpu.h"
@@ -72,6 +73,30 @@ struct HelperShare {
     return cpu;
   }
 };
+
+namespace {
+thread_local CpuStageScope* current_cpu_scope = nullptr;
+}  // namespace
+
+CpuStageScope::CpuStageScope(CompactionJobResult* result, const char* stage)
+    : result_(result), stage_(stage), start_(ThreadCpuSeconds()), parent_(current_cpu_scope) {
+  current_cpu_scope = this;
+}
+
+double CpuStageScope::End() {
+  if (ended_) return 0;
+  ended_ = true;
+  const double used = ThreadCpuSeconds() - start_;
+  result_->stage_cpu_seconds[stage_] += std::max(0.0, used - nested_);
+  if (parent_ != nullptr) parent_->nested_ += used;
+  current_cpu_scope = parent_;
+  return used;
+}
+
+void AddHelperCpu(CompactionJobResult* result, const char* stage, double seconds) {
+  result->cpu_seconds += seconds;
+  result->stage_cpu_seconds[stage] += seconds;
+}
 
 namespace {
 

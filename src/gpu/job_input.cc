@@ -15,6 +15,7 @@
 #include "util/coding.h"
 #include "util/filename.h"
 #include "util/internal_key.h"
+#include "util/thread_cpu.h"
 
 namespace accelkv {
 namespace gpu {
@@ -316,8 +317,10 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       if (staging) staging = device->StageRange(r.arena_offset, r.size).ok();
     }
     TableBlocks& found = input->table_blocks[i];
+    const double cpu0 = ThreadCpuSeconds();
     TableDecoder decoder(arena, t, &found);
     found.status = parts == nullptr ? decoder.Decode() : decoder.DecodeBlocks((*parts)[i].blocks);
+    found.validate_cpu_seconds = ThreadCpuSeconds() - cpu0;
   });
   for (const Status& st : status) {
     if (!st.ok()) {

@@ -103,6 +103,9 @@ struct TableBlocks {
   uint64_t key_bytes = 0;      // their keys' bytes in the key arena (n * P + KS each)
   uint64_t value_bytes = 0;    // their value sections' bytes
   uint64_t decode_blocks = 0;  // those with entries (the ones DecodeKeys decodes)
+  // The reader thread's CPU seconds for the validation (stage_cpu_seconds'
+  // "validate", split from "read").
+  double validate_cpu_seconds = 0;
   // The internal-key size of every entry when every block with entries has
   // fixed-width keys of that one size (P + width, under 2^32), else 0;
   // kNoEntries while no block has entries.

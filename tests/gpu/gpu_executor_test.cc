@@ -712,6 +712,21 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
       busy += stage(name);
     }
     EXPECT_EQ(busy - stage("verify_overlap"), gpu_result.device_busy_micros);
+    // The CPU seconds by stage: each of the job's stages measured, and
+    // together (with "other", the job thread outside them) the job's.
+    double staged = 0;
+    for (const auto& [name, cpu] : gpu_result.stage_cpu_seconds) {
+      EXPECT_GE(cpu, 0.0) << name;
+      staged += cpu;
+    }
+    EXPECT_NEAR(gpu_result.cpu_seconds, staged, 1e-9);
+    const std::vector<const char*> cpu_stages =
+        iter % 2 == 0 ? std::vector<const char*>{"read",   "validate",   "decode", "sort",   "plan",
+                                                 "output", "gpu_encode", "write",  "release"}
+                      : std::vector<const char*>{"read", "validate", "decode", "sort", "assemble"};
+    for (const char* name : cpu_stages) {
+      EXPECT_TRUE(gpu_result.stage_cpu_seconds.count(name)) << name;
+    }
     for (const auto& [number, bytes] : cpu_files) {
       ASSERT_TRUE(test::CountBlockShapes(bytes, &shapes).ok()) << number;
     }
