@@ -41,6 +41,7 @@
 // threshold raised, so it is reused across jobs; the pinned host buffers
 // grow and are reused. Every CUDA error becomes Aborted("gpu: <stage>: ...").
 #include <cuda_runtime.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -53,7 +54,9 @@
 #include <cuda/std/tuple>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -466,38 +469,101 @@ cudaError_t GrowEvents(std::vector<cudaEvent_t>* events, size_t n, unsigned int 
   return cudaSuccess;
 }
 
+// Page-locked host memory for the large buffers: anonymous memory marked for
+// transparent huge pages (a hint: ordinary pages where the kernel has none),
+// registered with cudaHostRegister, which faults it in and locks it. On the
+// H100 machine (THP in madvise mode) 1 GiB took 0.27 CPU-s to map, fault in,
+// register, unregister and unmap, against 0.74 with cudaHostAlloc and
+// cudaFreeHost, and copied to the device at the same 54 GB/s
+// (bench/results/2026-11-25-h100-stage-cpu.md). Below kPinnedMapMin bytes:
+// cudaHostAlloc (*mapped = 0). The memory is 2 MiB aligned.
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kPinnedMapMin = size_t{4} << 20;
+
+cudaError_t PinnedMap(size_t bytes, void** p, size_t* mapped) {
+  *p = nullptr;
+  *mapped = 0;
+  if (bytes < kPinnedMapMin) return cudaHostAlloc(p, std::max<size_t>(bytes, 1), 0);
+  const size_t size = AlignUp(bytes, kHugePage);
+  void* raw =
+      mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return cudaErrorMemoryAllocation;
+  // Keep only [base, base + size), base 2 MiB aligned (huge pages map there).
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t base = AlignUp(begin, kHugePage);
+  const uintptr_t end = begin + size + kHugePage;
+  if (base > begin) munmap(raw, base - begin);
+  if (end > base + size) munmap(reinterpret_cast<void*>(base + size), end - (base + size));
+  void* q = reinterpret_cast<void*>(base);
+  (void)madvise(q, size, MADV_HUGEPAGE);
+  const cudaError_t e = cudaHostRegister(q, size, cudaHostRegisterDefault);
+  if (e != cudaSuccess) {
+    munmap(q, size);
+    return e;
+  }
+  *p = q;
+  *mapped = size;
+  return cudaSuccess;
+}
+
+// Frees what PinnedMap returned (p may be nullptr).
+void PinnedUnmap(void* p, size_t mapped) {
+  if (p == nullptr) return;
+  if (mapped == 0) {
+    cudaFreeHost(p);
+    return;
+  }
+  cudaHostUnregister(p);
+  munmap(p, mapped);
+}
+
 // A pinned host buffer grown on demand and reused, 4 KiB aligned: the file
 // arena takes O_DIRECT reads straight into it (job_input.cc, direct reads)
 // and the output buffer feeds O_DIRECT writes straight from it
-// (device_encoder.cc, direct writes). cudaHostAlloc returns page-aligned
-// memory in practice; should it not, the buffer is allocated again 4 KiB
-// larger and used from its first aligned byte.
+// (device_encoder.cc, direct writes). Its memory comes from PinnedMap;
+// cudaHostAlloc (small buffers) returns page-aligned memory in practice;
+// should it not, the buffer is allocated again 4 KiB larger and used from
+// its first aligned byte. It grows by at least half
+// its size (to a multiple of 64 KiB; exactly when that much cannot be
+// pinned): pinning and unpinning cost CPU
+// time in proportion to the bytes (the pages are zeroed, locked and mapped
+// for the device), and a database's jobs grow a little at a time as its
+// levels fill, so growing to each new largest job exactly reallocated the
+// buffers every few jobs: 0.85 of the 4.73 CPU-s of a 20M-key fillrandom
+// under stress went to the output buffer's growth alone
+// (bench/results/2026-11-25-h100-stage-cpu.md).
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  ~PinnedBuffer() {
-    if (raw_ != nullptr) cudaFreeHost(raw_);
-  }
+  ~PinnedBuffer() { PinnedUnmap(raw_, mapped_); }
   Status Get(uint64_t bytes, const char* stage, uint8_t** p) {
     if (bytes > capacity_) {
-      if (raw_ != nullptr) cudaFreeHost(raw_);
+      const uint64_t grown = AlignUp(std::max(bytes, capacity_ + capacity_ / 2), kGrowthUnit);
+      PinnedUnmap(raw_, mapped_);
       raw_ = nullptr;
+      mapped_ = 0;
       data_ = nullptr;
       capacity_ = 0;
-      const uint64_t n = std::max<uint64_t>(bytes, 1);
+      uint64_t n = std::max<uint64_t>(grown, 1);
       void* raw = nullptr;
-      ACCELKV_CUDA_TRY(stage, cudaHostAlloc(&raw, n, cudaHostAllocDefault));
+      cudaError_t e = PinnedMap(n, &raw, &mapped_);
+      if (e != cudaSuccess && n > bytes) {
+        cudaGetLastError();  // not sticky: try the exact size
+        n = std::max<uint64_t>(bytes, 1);
+        e = PinnedMap(n, &raw, &mapped_);
+      }
+      ACCELKV_CUDA_TRY(stage, e);
       if (!IsAligned(reinterpret_cast<uintptr_t>(raw), kAlignment)) {
-        cudaFreeHost(raw);
+        PinnedUnmap(raw, mapped_);
         raw = nullptr;
-        ACCELKV_CUDA_TRY(stage, cudaHostAlloc(&raw, n + kAlignment - 1, cudaHostAllocDefault));
+        ACCELKV_CUDA_TRY(stage, PinnedMap(n + kAlignment - 1, &raw, &mapped_));
       }
       raw_ = static_cast<uint8_t*>(raw);
       data_ = raw_ + (AlignUp(reinterpret_cast<uintptr_t>(raw), kAlignment) -
                       reinterpret_cast<uintptr_t>(raw));
-      capacity_ = bytes;
+      capacity_ = n;
     }
     *p = data_;
     return Status::OK();
@@ -505,7 +571,9 @@ class PinnedBuffer {
 
  private:
   static constexpr uintptr_t kAlignment = kDirectIoAlignment;
-  uint8_t* raw_ = nullptr;   // from cudaHostAlloc
+  static constexpr uint64_t kGrowthUnit = uint64_t{64} << 10;
+  uint8_t* raw_ = nullptr;   // from PinnedMap
+  size_t mapped_ = 0;        // PinnedMap's *mapped for raw_
   uint8_t* data_ = nullptr;  // its first 4 KiB-aligned byte
   uint64_t capacity_ = 0;
 };
@@ -1409,16 +1477,35 @@ class CudaKeySortDevice final : public KeySortDevice {
   PinnedBuffer plan_starts_;   // BoundaryStartsKernel's results
 };
 
-// HostVector's pinned storage (host_vector.h).
+// HostVector's pinned storage (host_vector.h), from PinnedMap; the mapped
+// sizes of its allocations, for PinnedFree (never destroyed: HostVectors of
+// static objects may be freed after static destructors ran).
+std::mutex pinned_mu;
+std::unordered_map<void*, size_t>* pinned_sizes = new std::unordered_map<void*, size_t>();
+
 void* PinnedAllocate(size_t bytes) {
   void* p = nullptr;
-  if (cudaHostAlloc(&p, bytes, cudaHostAllocDefault) != cudaSuccess) {
+  size_t mapped = 0;
+  if (PinnedMap(bytes, &p, &mapped) != cudaSuccess) {
     cudaGetLastError();  // not sticky: HostVector falls back to ordinary memory
     return nullptr;
   }
+  std::lock_guard<std::mutex> l(pinned_mu);
+  (*pinned_sizes)[p] = mapped;
   return p;
 }
-void PinnedFree(void* p) { cudaFreeHost(p); }
+void PinnedFree(void* p) {
+  size_t mapped = 0;
+  {
+    std::lock_guard<std::mutex> l(pinned_mu);
+    const auto it = pinned_sizes->find(p);
+    if (it != pinned_sizes->end()) {
+      mapped = it->second;
+      pinned_sizes->erase(it);
+    }
+  }
+  PinnedUnmap(p, mapped);
+}
 
 std::string NoGpu(const char* what, cudaError_t e) {
   return std::string("no GPU: ") + what + ": " + cudaGetErrorString(e);
