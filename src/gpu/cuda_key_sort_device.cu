@@ -54,9 +54,7 @@
 #include <cuda/std/tuple>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -475,16 +473,18 @@ cudaError_t GrowEvents(std::vector<cudaEvent_t>* events, size_t n, unsigned int 
 // H100 machine (THP in madvise mode) 1 GiB took 0.27 CPU-s to map, fault in,
 // register, unregister and unmap, against 0.74 with cudaHostAlloc and
 // cudaFreeHost, and copied to the device at the same 54 GB/s
-// (bench/results/2026-11-25-h100-stage-cpu.md). Below kPinnedMapMin bytes:
-// cudaHostAlloc (*mapped = 0). The memory is 2 MiB aligned.
+// (bench/results/2026-11-25-h100-stage-cpu.md); that memory is 2 MiB
+// aligned. Below kPinnedMapMin bytes: cudaHostAlloc.
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kPinnedMapMin = size_t{4} << 20;
 
-cudaError_t PinnedMap(size_t bytes, void** p, size_t* mapped) {
+// The bytes PinnedMap(bytes) maps (0: none, cudaHostAlloc).
+size_t PinnedMapped(size_t bytes) { return bytes < kPinnedMapMin ? 0 : AlignUp(bytes, kHugePage); }
+
+cudaError_t PinnedMap(size_t bytes, void** p) {
   *p = nullptr;
-  *mapped = 0;
-  if (bytes < kPinnedMapMin) return cudaHostAlloc(p, std::max<size_t>(bytes, 1), 0);
-  const size_t size = AlignUp(bytes, kHugePage);
+  const size_t size = PinnedMapped(bytes);
+  if (size == 0) return cudaHostAlloc(p, std::max<size_t>(bytes, 1), cudaHostAllocDefault);
   void* raw =
       mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return cudaErrorMemoryAllocation;
@@ -502,13 +502,13 @@ cudaError_t PinnedMap(size_t bytes, void** p, size_t* mapped) {
     return e;
   }
   *p = q;
-  *mapped = size;
   return cudaSuccess;
 }
 
-// Frees what PinnedMap returned (p may be nullptr).
-void PinnedUnmap(void* p, size_t mapped) {
+// Frees what PinnedMap(bytes) returned (p may be nullptr).
+void PinnedUnmap(void* p, size_t bytes) {
   if (p == nullptr) return;
+  const size_t mapped = PinnedMapped(bytes);
   if (mapped == 0) {
     cudaFreeHost(p);
     return;
@@ -523,43 +523,45 @@ void PinnedUnmap(void* p, size_t mapped) {
 // (device_encoder.cc, direct writes). Its memory comes from PinnedMap;
 // cudaHostAlloc (small buffers) returns page-aligned memory in practice;
 // should it not, the buffer is allocated again 4 KiB larger and used from
-// its first aligned byte. It grows by at least half
-// its size (to a multiple of 64 KiB; exactly when that much cannot be
-// pinned): pinning and unpinning cost CPU
-// time in proportion to the bytes (the pages are zeroed, locked and mapped
-// for the device), and a database's jobs grow a little at a time as its
-// levels fill, so growing to each new largest job exactly reallocated the
-// buffers every few jobs: 0.85 of the 4.73 CPU-s of a 20M-key fillrandom
-// under stress went to the output buffer's growth alone
-// (bench/results/2026-11-25-h100-stage-cpu.md).
+// its first aligned byte. Pinning and unpinning cost CPU time in
+// proportion to the bytes, and a database's jobs grow a little at a time
+// as its levels fill: re-pinning the output buffer for each new largest
+// job took 1.0 of the executor's 5.8 CPU-s in a 20M-key fillrandom under
+// stress (bench/results/2026-11-25-h100-stage-cpu.md). So it grows by at
+// least half its size (to a multiple of 64 KiB; exactly when that much
+// cannot be pinned), which bounds the bytes pinned over all growth to
+// about 3x the largest job.
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  ~PinnedBuffer() { PinnedUnmap(raw_, mapped_); }
+  ~PinnedBuffer() { PinnedUnmap(raw_, raw_bytes_); }
   Status Get(uint64_t bytes, const char* stage, uint8_t** p) {
     if (bytes > capacity_) {
       const uint64_t grown = AlignUp(std::max(bytes, capacity_ + capacity_ / 2), kGrowthUnit);
-      PinnedUnmap(raw_, mapped_);
+      PinnedUnmap(raw_, raw_bytes_);
       raw_ = nullptr;
-      mapped_ = 0;
+      raw_bytes_ = 0;
       data_ = nullptr;
       capacity_ = 0;
       uint64_t n = std::max<uint64_t>(grown, 1);
       void* raw = nullptr;
-      cudaError_t e = PinnedMap(n, &raw, &mapped_);
+      cudaError_t e = PinnedMap(n, &raw);
       if (e != cudaSuccess && n > bytes) {
         cudaGetLastError();  // not sticky: try the exact size
         n = std::max<uint64_t>(bytes, 1);
-        e = PinnedMap(n, &raw, &mapped_);
+        e = PinnedMap(n, &raw);
       }
       ACCELKV_CUDA_TRY(stage, e);
+      uint64_t raw_bytes = n;
       if (!IsAligned(reinterpret_cast<uintptr_t>(raw), kAlignment)) {
-        PinnedUnmap(raw, mapped_);
+        PinnedUnmap(raw, raw_bytes);
         raw = nullptr;
-        ACCELKV_CUDA_TRY(stage, PinnedMap(n + kAlignment - 1, &raw, &mapped_));
+        raw_bytes = n + kAlignment - 1;
+        ACCELKV_CUDA_TRY(stage, PinnedMap(raw_bytes, &raw));
       }
+      raw_bytes_ = raw_bytes;
       raw_ = static_cast<uint8_t*>(raw);
       data_ = raw_ + (AlignUp(reinterpret_cast<uintptr_t>(raw), kAlignment) -
                       reinterpret_cast<uintptr_t>(raw));
@@ -572,8 +574,8 @@ class PinnedBuffer {
  private:
   static constexpr uintptr_t kAlignment = kDirectIoAlignment;
   static constexpr uint64_t kGrowthUnit = uint64_t{64} << 10;
-  uint8_t* raw_ = nullptr;   // from PinnedMap
-  size_t mapped_ = 0;        // PinnedMap's *mapped for raw_
+  uint8_t* raw_ = nullptr;  // from PinnedMap(raw_bytes_)
+  uint64_t raw_bytes_ = 0;
   uint8_t* data_ = nullptr;  // its first 4 KiB-aligned byte
   uint64_t capacity_ = 0;
 };
@@ -1477,35 +1479,16 @@ class CudaKeySortDevice final : public KeySortDevice {
   PinnedBuffer plan_starts_;   // BoundaryStartsKernel's results
 };
 
-// HostVector's pinned storage (host_vector.h), from PinnedMap; the mapped
-// sizes of its allocations, for PinnedFree (never destroyed: HostVectors of
-// static objects may be freed after static destructors ran).
-std::mutex pinned_mu;
-std::unordered_map<void*, size_t>* pinned_sizes = new std::unordered_map<void*, size_t>();
-
+// HostVector's pinned storage (host_vector.h).
 void* PinnedAllocate(size_t bytes) {
   void* p = nullptr;
-  size_t mapped = 0;
-  if (PinnedMap(bytes, &p, &mapped) != cudaSuccess) {
+  if (PinnedMap(bytes, &p) != cudaSuccess) {
     cudaGetLastError();  // not sticky: HostVector falls back to ordinary memory
     return nullptr;
   }
-  std::lock_guard<std::mutex> l(pinned_mu);
-  (*pinned_sizes)[p] = mapped;
   return p;
 }
-void PinnedFree(void* p) {
-  size_t mapped = 0;
-  {
-    std::lock_guard<std::mutex> l(pinned_mu);
-    const auto it = pinned_sizes->find(p);
-    if (it != pinned_sizes->end()) {
-      mapped = it->second;
-      pinned_sizes->erase(it);
-    }
-  }
-  PinnedUnmap(p, mapped);
-}
+void PinnedFree(void* p, size_t bytes) { PinnedUnmap(p, bytes); }
 
 std::string NoGpu(const char* what, cudaError_t e) {
   return std::string("no GPU: ") + what + ": " + cudaGetErrorString(e);

@@ -554,7 +554,7 @@ class TableWrites final : public PendingWrites {
     const auto wait_start = std::max(std::chrono::steady_clock::now(), encoded_);
     {
       CpuStageScope cpu(result_, "write");  // the caller writes beside the helpers
-      AddHelperCpu(result_, "write", workers_->Close());
+      *cpu.helpers() += workers_->Close();
     }
     const uint64_t tail_wall = MicrosSince(wait_start);
     std::chrono::steady_clock::duration tails{0};
@@ -682,7 +682,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     Status status;
   };
   std::vector<RangePlan> plans(ranges);
-  const double planners = ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
+  *plan_cpu->helpers() += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
     Planner planner(spec, input, sorted, &rp.blocks, &rp.filters);
     Status st;
@@ -703,7 +703,6 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     rp.out_size = planner.out_size();
     rp.tables = std::move(planner.tables());
   });
-  AddHelperCpu(result, "plan", planners);
   std::vector<std::unique_ptr<PlannedTable>> tables;
   for (RangePlan& rp : plans) {
     if (!rp.status.ok()) return rp.status;

@@ -313,9 +313,7 @@ Status GpuCompactionExecutor::RunChunked(const CompactionJobSpec& spec,
   std::vector<gpu::JobChunk> chunks;
   {
     gpu::CpuStageScope cpu(result, "index");
-    double helpers = 0;
-    s = gpu::ReadTableIndexes(spec, &indexes, &helpers);
-    gpu::AddHelperCpu(result, "index", helpers);
+    s = gpu::ReadTableIndexes(spec, &indexes, cpu.helpers());
   }
   if (s.ok()) {
     s = gpu::PlanJobChunks(
@@ -392,10 +390,8 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   Status s;
   {
     gpu::CpuStageScope cpu(result, "read");
-    double helpers = 0;
     s = gpu::ReadInputTables(spec, device_.get(), chunk ? &chunk->parts : nullptr, &input,
-                             &helpers);
-    gpu::AddHelperCpu(result, "read", helpers);
+                             cpu.helpers());
   }
   // The tables' validation, measured by the threads that read them, apart
   // from the reads themselves (its scope: one of them is this thread).
@@ -418,10 +414,9 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   const bool device_encode = UseDeviceEncode(input);
   {
     gpu::CpuStageScope cpu(result, "decode");
-    double helpers = 0;
     s = gpu::DecodeInputTables(spec, device_.get(), chunk ? &chunk->range : nullptr, &input,
-                               /*values_to_host=*/!device_encode, &result->stage_micros, &helpers);
-    gpu::AddHelperCpu(result, "decode", helpers);
+                               /*values_to_host=*/!device_encode, &result->stage_micros,
+                               cpu.helpers());
   }
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();

@@ -87,15 +87,11 @@ double CpuStageScope::End() {
   if (ended_) return 0;
   ended_ = true;
   const double used = ThreadCpuSeconds() - start_;
-  result_->stage_cpu_seconds[stage_] += std::max(0.0, used - nested_);
+  result_->stage_cpu_seconds[stage_] += std::max(0.0, used - nested_) + helper_seconds_;
+  result_->cpu_seconds += helper_seconds_;
   if (parent_ != nullptr) parent_->nested_ += used;
   current_cpu_scope = parent_;
   return used;
-}
-
-void AddHelperCpu(CompactionJobResult* result, const char* stage, double seconds) {
-  result->cpu_seconds += seconds;
-  result->stage_cpu_seconds[stage] += seconds;
 }
 
 namespace {

@@ -33,11 +33,11 @@ inline uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 // A job's CPU seconds by stage (CompactionJobResult::stage_cpu_seconds).
 // A CpuStageScope adds the calling thread's CPU seconds from its
 // construction to its destruction to its stage, less those of scopes nested
-// in it on the same thread (which count for their own stages). Helper
-// threads' CPU seconds (ParallelFor's, OrderedWorkers') go to a stage with
-// AddHelperCpu, which also adds them to result->cpu_seconds (the job
-// thread's own are added once, by the executor: End of the scope around
-// the whole job returns them).
+// in it on the same thread (which count for their own stages). The helper
+// threads' CPU seconds of its work (ParallelFor's, OrderedWorkers') are
+// added to *helpers(); they go to its stage and to result->cpu_seconds (the
+// job thread's own are added once, by the executor: End of the scope
+// around the whole job returns them).
 class CpuStageScope {
  public:
   CpuStageScope(CompactionJobResult* result, const char* stage);
@@ -45,6 +45,7 @@ class CpuStageScope {
   // Ends the scope (the destructor's work) and returns the thread's CPU
   // seconds since the construction, nested scopes' included; 0 when ended.
   double End();
+  double* helpers() { return &helper_seconds_; }
   CpuStageScope(const CpuStageScope&) = delete;
   CpuStageScope& operator=(const CpuStageScope&) = delete;
 
@@ -53,11 +54,10 @@ class CpuStageScope {
   const char* const stage_;
   const double start_;
   double nested_ = 0;  // CPU seconds of scopes nested in this one
+  double helper_seconds_ = 0;
   CpuStageScope* const parent_;
   bool ended_ = false;
 };
-
-void AddHelperCpu(CompactionJobResult* result, const char* stage, double seconds);
 
 // The metadata of output table `number` of file_size bytes whose
 // properties are props (keys, sequence range, entry and deletion counts).

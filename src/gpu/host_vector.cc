@@ -10,14 +10,15 @@ namespace gpu {
 namespace {
 
 std::atomic<void* (*)(size_t)> g_pinned_allocate{nullptr};
-std::atomic<void (*)(void*)> g_pinned_free{nullptr};
+std::atomic<void (*)(void*, size_t)> g_pinned_free{nullptr};
 
 // Every allocation starts with this header (kHeader bytes, keeping the
 // caller's bytes 64-byte aligned): the function that frees it, or nullptr
-// for ordinary memory (std::free).
+// for ordinary memory (std::free), and the bytes allocated with it.
 constexpr size_t kHeader = 64;
 struct Header {
-  void (*free)(void*);
+  void (*free)(void*, size_t);
+  size_t bytes;
 };
 
 }  // namespace
@@ -35,7 +36,7 @@ void* HostAllocateBytes(size_t bytes) {
   if (bytes > static_cast<size_t>(-1) - kHeader) throw std::bad_alloc();
   const size_t total = bytes + kHeader;
   void* raw = nullptr;
-  void (*free_fn)(void*) = nullptr;
+  void (*free_fn)(void*, size_t) = nullptr;
   void* (*allocate)(size_t) = g_pinned_allocate.load();
   if (allocate != nullptr) {
     raw = allocate(total);  // page aligned
@@ -46,15 +47,16 @@ void* HostAllocateBytes(size_t bytes) {
     if (raw == nullptr) throw std::bad_alloc();
   }
   static_cast<Header*>(raw)->free = free_fn;
+  static_cast<Header*>(raw)->bytes = total;
   return static_cast<uint8_t*>(raw) + kHeader;
 }
 
 void HostFreeBytes(void* p) {
   if (p == nullptr) return;
   void* raw = static_cast<uint8_t*>(p) - kHeader;
-  void (*free_fn)(void*) = static_cast<Header*>(raw)->free;
-  if (free_fn != nullptr) {
-    free_fn(raw);
+  const Header* header = static_cast<Header*>(raw);
+  if (header->free != nullptr) {
+    header->free(raw, header->bytes);
   } else {
     std::free(raw);
   }

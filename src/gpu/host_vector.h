@@ -20,10 +20,11 @@
 namespace accelkv {
 namespace gpu {
 
-// Page-locked host memory: allocate returns nullptr on failure.
+// Page-locked host memory: allocate returns nullptr on failure; free gets
+// the bytes its allocate call was asked for.
 struct PinnedHostMemory {
   void* (*allocate)(size_t bytes) = nullptr;
-  void (*free)(void* p) = nullptr;
+  void (*free)(void* p, size_t bytes) = nullptr;
 };
 
 // Installs the functions every later HostAllocateBytes uses (thread safe;

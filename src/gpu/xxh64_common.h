@@ -1,8 +1,8 @@
 // XXH64 with seed 0 for the host and the device: the bloom-filter hash of
 // docs/FORMAT.md ("Filter block"; util/hash.h's Hash64 is libxxhash's
 // XXH64), restated here because the GPU encoder hashes every output user key
-// into its table's filter (encode_common.h, FilterKeyHash). The algorithm is XXH64 as specified in xxHash's
-// doc/xxhash_spec.md; tests/gpu/gpu_plan_test.cc checks it against Hash64.
+// into its table's filter (encode_common.h, FilterKeyHash). The algorithm is XXH64 as specified in
+// xxHash's doc/xxhash_spec.md; tests/gpu/gpu_plan_test.cc checks it against Hash64.
 //
 // Pure functions; thread-safe.
 #pragma once

@@ -21,8 +21,10 @@ void* FakePinnedAllocate(size_t bytes) {
   ++g_allocated;
   return std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
 }
-void FakePinnedFree(void* p) {
+size_t g_freed_bytes = 0;
+void FakePinnedFree(void* p, size_t bytes) {
   ++g_freed;
+  g_freed_bytes += bytes;
   std::free(p);
 }
 
@@ -32,6 +34,7 @@ class HostVectorTest : public testing::Test {
  protected:
   void SetUp() override {
     g_allocated = g_freed = 0;
+    g_freed_bytes = 0;
     g_fail = false;
     saved_ = gpu::SetPinnedHostMemory(gpu::PinnedHostMemory{});
   }
@@ -65,6 +68,9 @@ TEST_F(HostVectorTest, PinnedOnceInstalledAndEachFreedItsOwnWay) {
     gpu::SetPinnedHostMemory(gpu::PinnedHostMemory{});
   }
   EXPECT_EQ(2, g_freed);
+  // Each free got the size its allocation asked for (the data and a header).
+  EXPECT_GE(g_freed_bytes, (5000u + 20000u) * sizeof(uint32_t));
+  EXPECT_LE(g_freed_bytes, (5000u + 20000u) * sizeof(uint32_t) + 2 * 64);
   EXPECT_FALSE(gpu::HostBytesPinned(before.data()));
   before.resize(1u << 16);  // freed with std::free although the fakes were installed meanwhile
   EXPECT_EQ(2, g_freed);
