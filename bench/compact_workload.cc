@@ -47,6 +47,7 @@ struct JobPlace {
   std::string dbname;
   bool disk = false;
   bool created_dir = false;  // disk: the workload made the directory
+  bool drop_cache = true;    // disk: inputs dropped from the page cache before each run
 };
 
 // The outcome of dropping the inputs from the page cache before a run.
@@ -57,14 +58,15 @@ struct CacheDrop {
 
 #if defined(__linux__)
 // Writes the file's dirty pages back (fdatasync; the inputs are written
-// without a sync, and dirty pages cannot be dropped), asks the kernel to drop
-// its cached pages (posix_fadvise DONTNEED, advice the kernel may ignore:
-// tmpfs does), then counts the bytes still resident with mincore over a
-// read-only mapping (mapping faults nothing in). False on a failed call.
-bool DropFileCache(const std::string& fname, uint64_t* resident) {
+// without a sync, dirty pages cannot be dropped, and their write-back would
+// otherwise share the disk with the timed job), asks the kernel to drop its
+// cached pages when drop is set (posix_fadvise DONTNEED, advice the kernel
+// may ignore: tmpfs does), then counts the bytes resident with mincore over
+// a read-only mapping (mapping faults nothing in). False on a failed call.
+bool SyncFileCache(const std::string& fname, bool drop, uint64_t* resident) {
   const int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  bool ok = ::fdatasync(fd) == 0 && ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+  bool ok = ::fdatasync(fd) == 0 && (!drop || ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     ok = false;
@@ -119,21 +121,22 @@ std::string FileSystemType(const std::string& path) {
   return hex;
 }
 #else
-bool DropFileCache(const std::string&, uint64_t*) { return false; }
+bool SyncFileCache(const std::string&, bool, uint64_t*) { return false; }
 std::string FileSystemType(const std::string&) { return ""; }
 #endif
 
-// Drops every input file of job from the page cache (disk only).
-CacheDrop DropInputCache(const CompactJob& job, const JobPlace& place) {
+// Syncs every input file of job and, when place.drop_cache is set, drops it
+// from the page cache (disk only).
+CacheDrop SyncInputCache(const CompactJob& job, const JobPlace& place) {
   CacheDrop drop;
   bool ok = true;
   for (int which = 0; which < 2; which++) {
     for (const FileMetaPtr& f : job.compaction().inputs(which)) {
       const std::string fname = accelkv::TableFileName(place.dbname, f->number);
-      if (!DropFileCache(fname, &drop.resident_bytes)) ok = false;
+      if (!SyncFileCache(fname, place.drop_cache, &drop.resident_bytes)) ok = false;
     }
   }
-  drop.dropped = ok && drop.resident_bytes == 0;
+  drop.dropped = place.drop_cache && ok && drop.resident_bytes == 0;
   return drop;
 }
 
@@ -201,13 +204,14 @@ void ReportThreadCpu(const std::map<int, ThreadCpu>& before, double process_sec,
 
 // Runs the job once on executor; *files gets the outputs' bytes in key
 // order, and the output files are removed (the next run reuses numbers).
-// On disk the inputs are first dropped from the page cache (*drop).
+// On disk the inputs are first synced and, unless place.drop_cache is unset,
+// dropped from the page cache (*drop).
 Status RunOnce(accelkv::CompactionExecutor* executor, const CompactJob& job, const JobPlace& place,
                CompactionJobResult* result, std::vector<std::string>* files, double* seconds,
                double* cpu_sec, CacheDrop* drop) {
   accelkv::Env* const env = place.env;
   const std::string& dbname = place.dbname;
-  if (place.disk) *drop = DropInputCache(job, place);
+  if (place.disk) *drop = SyncInputCache(job, place);
   accelkv::TableCache cache(dbname, env, job.table_options(), 1000);
   std::mutex mu;
   uint64_t next = job.first_output_number();
@@ -382,6 +386,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
     place.env = accelkv::Env::Default();
     place.dbname = flags.compact_dir;
     place.disk = true;
+    place.drop_cache = flags.compact_drop_cache;
     std::string why;
     if (!PrepareDir(&place, &why)) {
       human << "compact: cannot use --compact-dir: " << why << "\n";
@@ -489,7 +494,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
         if (gpu_executor != nullptr) r.gpu_chunks = gpu_executor->GetStats().chunks - chunks_before;
       }
       FillMeasured(jr, files, seconds, cpu_sec, drop, &r);
-      if (place.disk && !drop.dropped && !flags.quiet) {
+      if (place.disk && place.drop_cache && !drop.dropped && !flags.quiet) {
         human << "compact: " << name << ": the inputs' page cache was not dropped ("
               << drop.resident_bytes << " bytes still cached): reads may not come from the disk\n";
       }

@@ -99,6 +99,11 @@ class AccelKVEngine : public Engine {
     o << "write_buffer_size=" << options_.write_buffer_size << "\n"
       << "allow_concurrent_memtable_write="
       << (options_.allow_concurrent_memtable_write ? "true" : "false") << "\n"
+      << "write_thread_spin_usec=" << options_.write_thread_spin_usec << "\n"
+      << "write_thread_max_yield_usec=" << options_.write_thread_max_yield_usec << "\n"
+      << "write_thread_slow_yield_usec=" << options_.write_thread_slow_yield_usec << "\n"
+      << "enable_write_thread_adaptive_yield="
+      << (options_.enable_write_thread_adaptive_yield ? "true" : "false") << "\n"
       << "max_write_buffer_number=" << options_.max_write_buffer_number << "\n"
       << "level0_file_num_compaction_trigger=" << options_.level0_file_num_compaction_trigger
       << "\n"
@@ -200,14 +205,18 @@ class AccelKVEngine : public Engine {
       options_.max_bytes_for_level_multiplier = d;
       return EngineStatus::Ok();
     }
-    if (name == "use_direct_io_for_flush_and_compaction" ||
-        name == "allow_concurrent_memtable_write") {
+    bool* flag = nullptr;
+    if (name == "use_direct_io_for_flush_and_compaction") {
+      flag = &options_.use_direct_io_for_flush_and_compaction;
+    } else if (name == "allow_concurrent_memtable_write") {
+      flag = &options_.allow_concurrent_memtable_write;
+    } else if (name == "enable_write_thread_adaptive_yield") {
+      flag = &options_.enable_write_thread_adaptive_yield;
+    }
+    if (flag != nullptr) {
       if (value != "true" && value != "false") {
         return EngineStatus::Error("accelkv: " + name + " must be true or false: " + value);
       }
-      bool* flag = name == "allow_concurrent_memtable_write"
-                       ? &options_.allow_concurrent_memtable_write
-                       : &options_.use_direct_io_for_flush_and_compaction;
       *flag = value == "true";
       return EngineStatus::Ok();
     }
@@ -256,6 +265,12 @@ class AccelKVEngine : public Engine {
       options_.max_subcompactions = i;
     } else if (name == "gpu_min_compaction_bytes") {
       options_.gpu_min_compaction_bytes = n;
+    } else if (name == "write_thread_spin_usec") {
+      options_.write_thread_spin_usec = n;
+    } else if (name == "write_thread_max_yield_usec") {
+      options_.write_thread_max_yield_usec = n;
+    } else if (name == "write_thread_slow_yield_usec") {
+      options_.write_thread_slow_yield_usec = n;
     } else if (name == "paranoid_checks") {
       options_.paranoid_checks = n != 0;
     } else {

@@ -144,6 +144,12 @@ flags:
                           inputs dropped from the page cache before each run, outputs
                           fsynced; every file the job made is removed at the end
                           (default: in memory)
+  --compact-drop-cache BOOL
+                          compact, with --compact-dir: drop the inputs from the page
+                          cache before each run, so they are read from the disk (default
+                          true); false leaves them cached, as a flush's or compaction's
+                          just-written outputs are (buffered reads then come from memory;
+                          the JSON's input_cached_bytes says how much was cached)
                           (compact: --threads = subcompactions, default all cores;
                           --num = L0 entries; --target-file-size = output file bytes)
   --help
@@ -201,6 +207,7 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
       {"compact-warmup", {true, bool_setter(&f.compact_warmup)}},
       {"compact-direct-writes", {true, bool_setter(&f.compact_direct_writes)}},
       {"compact-direct-reads", {true, bool_setter(&f.compact_direct_reads)}},
+      {"compact-drop-cache", {true, bool_setter(&f.compact_drop_cache)}},
       {"compact-dir",
        {false,
         [&](const std::string& v) {

@@ -24,7 +24,8 @@
 # part's), GPU_DISK_DIR (/tmp/accelkv-disk-bench: the disk part's directory,
 # on the file system to measure), GPU_DISK_VALUES ("128"), GPU_DISK_MB (256),
 # GPU_DISK_DD_MB (1024: bytes dd writes per measurement), GPU_DISK_ARGS (more
-# accelkv-bench flags for the disk part, e.g. --compact-direct-writes=true).
+# accelkv-bench flags for the disk part, e.g. --compact-direct-writes=true, or
+# --compact-drop-cache=false to leave the inputs in the page cache).
 #
 # Part `disk` (not in the default list: GPU_ALL_PARTS=disk, or e.g.
 # tests,compact,db,disk) is issue 4's end-to-end target: dd measures the

@@ -31,6 +31,10 @@ Options SanitizeOptions(const std::string& dbname, const InternalKeyComparator* 
   ClipToRange(&result.max_background_jobs, 2, 64);
   ClipToRange(&result.max_subcompactions, 1, kMaxSubcompactions);
   ClipToRange(&result.level0_file_num_compaction_trigger, 1, 1000);
+  // A writer's wait phases: at most a second each (longer only burns CPU).
+  ClipToRange(&result.write_thread_spin_usec, uint64_t{0}, uint64_t{1000000});
+  ClipToRange(&result.write_thread_max_yield_usec, uint64_t{0}, uint64_t{1000000});
+  ClipToRange(&result.write_thread_slow_yield_usec, uint64_t{0}, uint64_t{1000000});
   if (result.level0_slowdown_writes_trigger < result.level0_file_num_compaction_trigger) {
     result.level0_slowdown_writes_trigger = result.level0_file_num_compaction_trigger;
   }
@@ -58,6 +62,10 @@ DBImpl::DBImpl(const Options& raw_options, const std::string& dbname)
       stats_(options_.num_levels) {
   block_cache_ =
       options_.block_cache ? options_.block_cache : NewLRUCache(options_.block_cache_size);
+  writer_wait_.spin_micros = options_.write_thread_spin_usec;
+  writer_wait_.max_yield_micros = options_.write_thread_max_yield_usec;
+  writer_wait_.slow_yield_micros = options_.write_thread_slow_yield_usec;
+  writer_wait_.adaptive_yield = options_.enable_write_thread_adaptive_yield;
   table_options_.comparator = &internal_comparator_;
   table_options_.user_comparator = options_.comparator;
   table_options_.block_size = options_.block_size;

@@ -44,23 +44,37 @@ struct DBImpl::Writer {
   // Set by the leader before kLink; read by this writer after it sees kLink.
   std::shared_ptr<MemTableLinkJob> link_job;
 
-  // Waits until the state is kLink, kLeader or kDone and returns it.
-  // credit: the DB's yield credit (see above).
-  uint32_t Await(std::atomic<int32_t>* credit) {
+  // Waits until the state is kLink, kLeader or kDone and returns it, as
+  // policy says (Options::write_thread_*). credit: the DB's yield credit
+  // (see above).
+  uint32_t Await(const WriterWaitPolicy& policy, std::atomic<int32_t>* credit) {
+    using Clock = std::chrono::steady_clock;
     for (int i = 0; i < 200; ++i) {
       const uint32_t s = state.load(std::memory_order_acquire);
       if (s >= kLink) return s;
       CpuRelax();
     }
+    if (policy.spin_micros > 0) {
+      const auto end = Clock::now() + std::chrono::microseconds(policy.spin_micros);
+      for (uint32_t i = 1;; ++i) {
+        const uint32_t s = state.load(std::memory_order_acquire);
+        if (s >= kLink) return s;
+        CpuRelax();
+        if (i % 64 == 0 && Clock::now() >= end) break;
+      }
+    }
     thread_local uint32_t waits = 0;
-    if (credit->load(std::memory_order_relaxed) >= 0 || (++waits & 255u) == 0) {
-      using Clock = std::chrono::steady_clock;
+    if (policy.max_yield_micros > 0 &&
+        (!policy.adaptive_yield || credit->load(std::memory_order_relaxed) >= 0 ||
+         (++waits & 255u) == 0)) {
       const auto start = Clock::now();
+      const auto max_yield = std::chrono::microseconds(policy.max_yield_micros);
+      const auto slow_yield = std::chrono::microseconds(policy.slow_yield_micros);
       auto last = start;
       int slow = 0;
       bool released = false;
       uint32_t s = kWaiting;
-      while (last - start < std::chrono::microseconds(100)) {
+      while (last - start < max_yield) {
         std::this_thread::yield();
         s = state.load(std::memory_order_acquire);
         if (s >= kLink) {
@@ -68,7 +82,7 @@ struct DBImpl::Writer {
           break;
         }
         const auto now = Clock::now();
-        if (now - last > std::chrono::microseconds(3) && ++slow >= 3) break;
+        if (policy.adaptive_yield && now - last > slow_yield && ++slow >= 3) break;
         last = now;
       }
       // credit <- credit - credit / 1024 +/- 2^17 (RocksDB's constants).
@@ -109,14 +123,14 @@ struct DBImpl::Writer {
 
   // Called by this writer in state kLink: helps, then waits for its outcome.
   // Returns kDone.
-  uint32_t LinkAndAwait(std::atomic<int32_t>* credit) {
+  uint32_t LinkAndAwait(const WriterWaitPolicy& policy, std::atomic<int32_t>* credit) {
     link_job->Help();
     link_job.reset();
     uint32_t expected = kLink;
     if (!state.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel)) {
       return expected;  // kDone already
     }
-    return Await(credit);
+    return Await(policy, credit);
   }
 };
 
@@ -143,8 +157,8 @@ Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
   writers_.push_back(&w);
   if (&w != writers_.front()) {
     lock.unlock();
-    uint32_t state = w.Await(&writer_yield_credit_);
-    if (state == Writer::kLink) state = w.LinkAndAwait(&writer_yield_credit_);
+    uint32_t state = w.Await(writer_wait_, &writer_yield_credit_);
+    if (state == Writer::kLink) state = w.LinkAndAwait(writer_wait_, &writer_yield_credit_);
     if (state == Writer::kDone) return w.status;
     lock.lock();  // this writer now leads (a finishing leader made it front)
   }

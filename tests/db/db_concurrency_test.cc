@@ -68,13 +68,35 @@ int BusyMillis() {
   return (v != nullptr && v[0] != '\0') ? std::atoi(v) : 1500;
 }
 
-// Parameter: Options::allow_concurrent_memtable_write (the group's writers
-// link their own entries into the memtable, or the leader links all).
-class DBConcurrencyTest : public ::testing::TestWithParam<bool> {
+// Parameters: Options::allow_concurrent_memtable_write (the group's writers
+// link their own entries into the memtable, or the leader links all), and
+// how queued writers wait for their leader (Options::write_thread_*).
+enum class WriterWait { kDefault, kSpin, kBlockAtOnce, kYieldNotAdaptive };
+struct ConcurrencyParam {
+  bool concurrent_links;
+  WriterWait wait;
+};
+
+class DBConcurrencyTest : public ::testing::TestWithParam<ConcurrencyParam> {
  protected:
   void SetUp() override {
     options_ = test::SmallTreeOptions(Env::Default());
-    options_.allow_concurrent_memtable_write = GetParam();
+    options_.allow_concurrent_memtable_write = GetParam().concurrent_links;
+    switch (GetParam().wait) {
+      case WriterWait::kDefault:
+        break;
+      case WriterWait::kSpin:  // spin, then block (no yield phase)
+        options_.write_thread_spin_usec = 200;
+        options_.write_thread_max_yield_usec = 0;
+        break;
+      case WriterWait::kBlockAtOnce:  // the 200 pauses only, then block
+        options_.write_thread_max_yield_usec = 0;
+        break;
+      case WriterWait::kYieldNotAdaptive:  // always yield, for up to 50 us
+        options_.enable_write_thread_adaptive_yield = false;
+        options_.write_thread_max_yield_usec = 50;
+        break;
+    }
     Status s = DB::Open(options_, tmp_.File("db"), &db_);
     ASSERT_TRUE(s.ok()) << S(s);
     for (auto& row : acked_) {
@@ -466,9 +488,29 @@ TEST_P(DBConcurrencyTest, WriterReadsItsOwnWriteUnderGroupCommit) {
   for (auto& t : threads) t.join();
 }
 
-INSTANTIATE_TEST_SUITE_P(MemtableWrites, DBConcurrencyTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "ConcurrentLinks" : "LeaderLinks";
+INSTANTIATE_TEST_SUITE_P(MemtableWrites, DBConcurrencyTest,
+                         ::testing::Values(ConcurrencyParam{true, WriterWait::kDefault},
+                                           ConcurrencyParam{false, WriterWait::kDefault},
+                                           ConcurrencyParam{true, WriterWait::kSpin},
+                                           ConcurrencyParam{true, WriterWait::kBlockAtOnce},
+                                           ConcurrencyParam{true, WriterWait::kYieldNotAdaptive}),
+                         [](const ::testing::TestParamInfo<ConcurrencyParam>& info) {
+                           std::string name =
+                               info.param.concurrent_links ? "ConcurrentLinks" : "LeaderLinks";
+                           switch (info.param.wait) {
+                             case WriterWait::kDefault:
+                               break;
+                             case WriterWait::kSpin:
+                               name += "Spin";
+                               break;
+                             case WriterWait::kBlockAtOnce:
+                               name += "BlockAtOnce";
+                               break;
+                             case WriterWait::kYieldNotAdaptive:
+                               name += "YieldNotAdaptive";
+                               break;
+                           }
+                           return name;
                          });
 
 }  // namespace
