@@ -60,16 +60,18 @@ struct Options {
   // no longer done by one thread for all. Default true (RocksDB).
   bool allow_concurrent_memtable_write = true;
   // How a writer queued behind its group's leader waits (RocksDB's
-  // write-thread options, and one of AccelKV's): it spins on the CPU for
-  // write_thread_spin_usec (0: 200 pause instructions, a few microseconds),
-  // then yields the CPU for up to write_thread_max_yield_usec (0: no yield
-  // phase), and then blocks on a condition variable until it is woken. With
-  // enable_write_thread_adaptive_yield the yield phase is skipped while it
-  // has lately not paid off, and cut short after three yields slower than
-  // write_thread_slow_yield_usec (other threads had the core). Defaults 0,
-  // 100, 3 and true (RocksDB's for the last three). A longer spin trades CPU
-  // for fewer sleeps and wake-ups, which pays only when the writers have
-  // cores to spin on. Each is clipped to at most 1,000,000 (a second).
+  // write-thread options, with their meanings, and one of AccelKV's): it
+  // spins on the CPU for write_thread_spin_usec (0: 200 pause instructions,
+  // a few microseconds), then, with enable_write_thread_adaptive_yield,
+  // yields the CPU for up to write_thread_max_yield_usec while yielding has
+  // lately paid off (a yield phase that ends in three yields slower than
+  // write_thread_slow_yield_usec, i.e. other threads had the core, counts
+  // against it; 0 disables that check), and then blocks on a condition
+  // variable until it is woken. enable_write_thread_adaptive_yield false or
+  // write_thread_max_yield_usec 0: no yield phase. Defaults 0, 100, 3 and
+  // true (RocksDB's for the last three). A longer spin trades CPU for fewer
+  // sleeps and wake-ups, which pays only when the writers have cores to
+  // spin on. Each is clipped to at most 1,000,000 (a second).
   uint64_t write_thread_spin_usec = 0;
   uint64_t write_thread_max_yield_usec = 100;
   uint64_t write_thread_slow_yield_usec = 3;

@@ -64,9 +64,8 @@ struct DBImpl::Writer {
       }
     }
     thread_local uint32_t waits = 0;
-    if (policy.max_yield_micros > 0 &&
-        (!policy.adaptive_yield || credit->load(std::memory_order_relaxed) >= 0 ||
-         (++waits & 255u) == 0)) {
+    if (policy.adaptive_yield && policy.max_yield_micros > 0 &&
+        (credit->load(std::memory_order_relaxed) >= 0 || (++waits & 255u) == 0)) {
       const auto start = Clock::now();
       const auto max_yield = std::chrono::microseconds(policy.max_yield_micros);
       const auto slow_yield = std::chrono::microseconds(policy.slow_yield_micros);
@@ -82,7 +81,7 @@ struct DBImpl::Writer {
           break;
         }
         const auto now = Clock::now();
-        if (policy.adaptive_yield && now - last > slow_yield && ++slow >= 3) break;
+        if (slow_yield.count() > 0 && now - last > slow_yield && ++slow >= 3) break;
         last = now;
       }
       // credit <- credit - credit / 1024 +/- 2^17 (RocksDB's constants).

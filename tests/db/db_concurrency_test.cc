@@ -71,7 +71,7 @@ int BusyMillis() {
 // Parameters: Options::allow_concurrent_memtable_write (the group's writers
 // link their own entries into the memtable, or the leader links all), and
 // how queued writers wait for their leader (Options::write_thread_*).
-enum class WriterWait { kDefault, kSpin, kBlockAtOnce, kYieldNotAdaptive };
+enum class WriterWait { kDefault, kSpin, kBlockAtOnce, kLongYield };
 struct ConcurrencyParam {
   bool concurrent_links;
   WriterWait wait;
@@ -85,16 +85,16 @@ class DBConcurrencyTest : public ::testing::TestWithParam<ConcurrencyParam> {
     switch (GetParam().wait) {
       case WriterWait::kDefault:
         break;
-      case WriterWait::kSpin:  // spin, then block (no yield phase)
+      case WriterWait::kSpin:  // spin 200 us, then block (no yield phase)
         options_.write_thread_spin_usec = 200;
-        options_.write_thread_max_yield_usec = 0;
+        options_.enable_write_thread_adaptive_yield = false;
         break;
       case WriterWait::kBlockAtOnce:  // the 200 pauses only, then block
         options_.write_thread_max_yield_usec = 0;
         break;
-      case WriterWait::kYieldNotAdaptive:  // always yield, for up to 50 us
-        options_.enable_write_thread_adaptive_yield = false;
-        options_.write_thread_max_yield_usec = 50;
+      case WriterWait::kLongYield:  // yield up to 1 ms, never cut short
+        options_.write_thread_max_yield_usec = 1000;
+        options_.write_thread_slow_yield_usec = 0;
         break;
     }
     Status s = DB::Open(options_, tmp_.File("db"), &db_);
@@ -493,7 +493,7 @@ INSTANTIATE_TEST_SUITE_P(MemtableWrites, DBConcurrencyTest,
                                            ConcurrencyParam{false, WriterWait::kDefault},
                                            ConcurrencyParam{true, WriterWait::kSpin},
                                            ConcurrencyParam{true, WriterWait::kBlockAtOnce},
-                                           ConcurrencyParam{true, WriterWait::kYieldNotAdaptive}),
+                                           ConcurrencyParam{true, WriterWait::kLongYield}),
                          [](const ::testing::TestParamInfo<ConcurrencyParam>& info) {
                            std::string name =
                                info.param.concurrent_links ? "ConcurrentLinks" : "LeaderLinks";
@@ -506,8 +506,8 @@ INSTANTIATE_TEST_SUITE_P(MemtableWrites, DBConcurrencyTest,
                              case WriterWait::kBlockAtOnce:
                                name += "BlockAtOnce";
                                break;
-                             case WriterWait::kYieldNotAdaptive:
-                               name += "YieldNotAdaptive";
+                             case WriterWait::kLongYield:
+                               name += "LongYield";
                                break;
                            }
                            return name;
