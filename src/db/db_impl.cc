@@ -62,10 +62,6 @@ DBImpl::DBImpl(const Options& raw_options, const std::string& dbname)
       stats_(options_.num_levels) {
   block_cache_ =
       options_.block_cache ? options_.block_cache : NewLRUCache(options_.block_cache_size);
-  writer_wait_.spin_micros = options_.write_thread_spin_usec;
-  writer_wait_.max_yield_micros = options_.write_thread_max_yield_usec;
-  writer_wait_.slow_yield_micros = options_.write_thread_slow_yield_usec;
-  writer_wait_.adaptive_yield = options_.enable_write_thread_adaptive_yield;
   table_options_.comparator = &internal_comparator_;
   table_options_.user_comparator = options_.comparator;
   table_options_.block_size = options_.block_size;

@@ -161,15 +161,6 @@ class DBImpl final : public DB {
   // a decaying score, raised when a writer was released while yielding and
   // lowered when it had to block anyway. Relaxed, racy updates: a heuristic.
   std::atomic<int32_t> writer_yield_credit_{0};
-  // Options::write_thread_*, as Writer::Await takes them (set by the
-  // constructor, read-only after).
-  struct WriterWaitPolicy {
-    uint64_t spin_micros = 0;
-    uint64_t max_yield_micros = 100;
-    uint64_t slow_yield_micros = 3;
-    bool adaptive_yield = true;
-  };
-  WriterWaitPolicy writer_wait_;
 
   std::unique_ptr<WritableFile> logfile_;
   uint64_t logfile_number_ GUARDED_BY(mu_) = 0;

@@ -45,30 +45,29 @@ struct DBImpl::Writer {
   std::shared_ptr<MemTableLinkJob> link_job;
 
   // Waits until the state is kLink, kLeader or kDone and returns it, as
-  // policy says (Options::write_thread_*). credit: the DB's yield credit
-  // (see above).
-  uint32_t Await(const WriterWaitPolicy& policy, std::atomic<int32_t>* credit) {
+  // the options say (Options::write_thread_*). credit: the DB's yield
+  // credit (see above).
+  uint32_t Await(const Options& options, std::atomic<int32_t>* credit) {
     using Clock = std::chrono::steady_clock;
-    for (int i = 0; i < 200; ++i) {
+    // Spin: 200 pauses, then on until write_thread_spin_usec have passed.
+    Clock::time_point spin_end;
+    for (uint32_t i = 1;; ++i) {
       const uint32_t s = state.load(std::memory_order_acquire);
       if (s >= kLink) return s;
       CpuRelax();
-    }
-    if (policy.spin_micros > 0) {
-      const auto end = Clock::now() + std::chrono::microseconds(policy.spin_micros);
-      for (uint32_t i = 1;; ++i) {
-        const uint32_t s = state.load(std::memory_order_acquire);
-        if (s >= kLink) return s;
-        CpuRelax();
-        if (i % 64 == 0 && Clock::now() >= end) break;
+      if (i == 200) {
+        if (options.write_thread_spin_usec == 0) break;
+        spin_end = Clock::now() + std::chrono::microseconds(options.write_thread_spin_usec);
+      } else if (i > 200 && i % 64 == 0 && Clock::now() >= spin_end) {
+        break;
       }
     }
     thread_local uint32_t waits = 0;
-    if (policy.adaptive_yield && policy.max_yield_micros > 0 &&
+    if (options.enable_write_thread_adaptive_yield && options.write_thread_max_yield_usec > 0 &&
         (credit->load(std::memory_order_relaxed) >= 0 || (++waits & 255u) == 0)) {
       const auto start = Clock::now();
-      const auto max_yield = std::chrono::microseconds(policy.max_yield_micros);
-      const auto slow_yield = std::chrono::microseconds(policy.slow_yield_micros);
+      const auto max_yield = std::chrono::microseconds(options.write_thread_max_yield_usec);
+      const auto slow_yield = std::chrono::microseconds(options.write_thread_slow_yield_usec);
       auto last = start;
       int slow = 0;
       bool released = false;
@@ -122,14 +121,14 @@ struct DBImpl::Writer {
 
   // Called by this writer in state kLink: helps, then waits for its outcome.
   // Returns kDone.
-  uint32_t LinkAndAwait(const WriterWaitPolicy& policy, std::atomic<int32_t>* credit) {
+  uint32_t LinkAndAwait(const Options& options, std::atomic<int32_t>* credit) {
     link_job->Help();
     link_job.reset();
     uint32_t expected = kLink;
     if (!state.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel)) {
       return expected;  // kDone already
     }
-    return Await(policy, credit);
+    return Await(options, credit);
   }
 };
 
@@ -156,8 +155,8 @@ Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
   writers_.push_back(&w);
   if (&w != writers_.front()) {
     lock.unlock();
-    uint32_t state = w.Await(writer_wait_, &writer_yield_credit_);
-    if (state == Writer::kLink) state = w.LinkAndAwait(writer_wait_, &writer_yield_credit_);
+    uint32_t state = w.Await(options_, &writer_yield_credit_);
+    if (state == Writer::kLink) state = w.LinkAndAwait(options_, &writer_yield_credit_);
     if (state == Writer::kDone) return w.status;
     lock.lock();  // this writer now leads (a finishing leader made it front)
   }
