@@ -99,6 +99,7 @@ class AccelKVEngine : public Engine {
     o << "write_buffer_size=" << options_.write_buffer_size << "\n"
       << "allow_concurrent_memtable_write="
       << (options_.allow_concurrent_memtable_write ? "true" : "false") << "\n"
+      << "enable_pipelined_write=" << (options_.enable_pipelined_write ? "true" : "false") << "\n"
       << "write_thread_spin_usec=" << options_.write_thread_spin_usec << "\n"
       << "write_thread_max_yield_usec=" << options_.write_thread_max_yield_usec << "\n"
       << "write_thread_slow_yield_usec=" << options_.write_thread_slow_yield_usec << "\n"
@@ -210,6 +211,8 @@ class AccelKVEngine : public Engine {
       flag = &options_.use_direct_io_for_flush_and_compaction;
     } else if (name == "allow_concurrent_memtable_write") {
       flag = &options_.allow_concurrent_memtable_write;
+    } else if (name == "enable_pipelined_write") {
+      flag = &options_.enable_pipelined_write;
     } else if (name == "enable_write_thread_adaptive_yield") {
       flag = &options_.enable_write_thread_adaptive_yield;
     }

@@ -59,6 +59,14 @@ struct Options {
   // the memtable insert, mostly cache misses in the skiplist search, is then
   // no longer done by one thread for all. Default true (RocksDB).
   bool allow_concurrent_memtable_write = true;
+  // Hand the write lead to the next writer as soon as a group's WAL record
+  // is written and its entries are encoded, and link the entries into the
+  // memtable after that (RocksDB's option of this name): the next group's
+  // WAL write then overlaps this group's memtable insert instead of waiting
+  // for it. A write still returns only once it and every earlier write are
+  // visible; a group's sequences are published in order. Groups are not
+  // combined by one leader in this mode. Default false (RocksDB).
+  bool enable_pipelined_write = false;
   // How a writer queued behind its group's leader waits (RocksDB's
   // write-thread options, with their meanings, and one of AccelKV's): it
   // spins on the CPU for write_thread_spin_usec (0: 200 pause instructions,

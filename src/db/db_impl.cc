@@ -77,6 +77,7 @@ DBImpl::DBImpl(const Options& raw_options, const std::string& dbname)
                                               std::max(options_.max_open_files - 10, 10));
   versions_ =
       std::make_unique<VersionSet>(dbname_, &options_, table_cache_.get(), &internal_comparator_);
+  write_pipeline_ = std::make_unique<WritePipeline<Writer>>(versions_.get());
   picker_ = std::make_unique<CompactionPicker>(&options_, &internal_comparator_);
   cpu_executor_ = std::make_unique<CpuCompactionExecutor>();
   gpu_executor_ = NewDatabaseGpuExecutor(options_, &gpu_status_);
@@ -94,6 +95,7 @@ Status DBImpl::Close() {
   // Running jobs finish (their results are installed or discarded); queued
   // ones see shutting_down_ and return at once.
   while (flush_scheduled_ || compactions_running_ > 0 || !writers_.empty()) bg_cv_.wait(lock);
+  write_pipeline_->WaitUntilEmpty();  // pipelined writers still linking into mem_
   closed_ = true;
   Status result = bg_error_;
   lock.unlock();

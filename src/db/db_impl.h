@@ -8,7 +8,9 @@
 //   log_ and encodes into mem_ (its arena has one writer). With
 //   allow_concurrent_memtable_write the group's writers that are awake help
 //   link the encoded entries into mem_'s skiplist (MemTableLinkJob); the
-//   leader publishes the group's sequence once all are linked.
+//   leader publishes the group's sequence once all are linked. With
+//   enable_pipelined_write the leader hands the lead on before the links,
+//   and write_pipeline_ publishes groups' sequences in order.
 // - Readers take references to mem_, imm_ and the current Version under mu_,
 //   then read without it.
 // - Flushes run on flush_pool_ (one thread), compactions on compaction_pool_
@@ -34,6 +36,7 @@
 #include "compaction/compaction_picker.h"
 #include "db/db_stats.h"
 #include "db/snapshot.h"
+#include "db/write_pipeline.h"
 #include "memtable/memtable.h"
 #include "table/table_cache.h"
 #include "util/internal_key.h"
@@ -96,6 +99,15 @@ class DBImpl final : public DB {
   // memtable), pops it from the queue and links its writers other than self
   // into *done with the group's status set. Returns that status.
   Status WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writer** done) REQUIRES(mu_);
+  // Without mu_, by the leader: appends a group's record to the WAL, syncing
+  // it if asked (*sync_error: the sync failed).
+  Status AppendToWal(const Slice& contents, bool sync, bool* sync_error);
+  // A group's outcome: its stats, or the sticky error that refuses later writes.
+  void RecordGroupWritten(const Status& s, bool sync_error, size_t wal_bytes, bool sync)
+      REQUIRES(mu_);
+  // The leader with enable_pipelined_write: WAL and encoding, then the lead
+  // goes to the next writer, then the links and the wait for publication.
+  Status PipelinedWriteGroup(Writer* self, std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
   // Sets the state of every writer of a list built by WriteGroup to kDone.
   static void WakeWriters(Writer* done);
   Status SwitchMemtable() REQUIRES(mu_);
@@ -169,6 +181,8 @@ class DBImpl final : public DB {
   WriteBatch tmp_batch_ GUARDED_BY(mu_);
   // The current group's writers but its leader; the leader's alone.
   std::vector<Writer*> group_followers_;
+  // Pipelined groups in flight (enable_pipelined_write).
+  std::unique_ptr<WritePipeline<Writer>> write_pipeline_;
 
   SnapshotList snapshots_ GUARDED_BY(mu_);
 

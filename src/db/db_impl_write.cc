@@ -1,4 +1,5 @@
-// DBImpl write path: group commit, WAL append, memtable insert, stalls.
+// DBImpl write path: group commit, WAL append, memtable insert, stalls,
+// and pipelined writes (write_pipeline.h).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -160,6 +161,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
     if (state == Writer::kDone) return w.status;
     lock.lock();  // this writer now leads (a finishing leader made it front)
   }
+  if (options_.enable_pipelined_write) return PipelinedWriteGroup(&w, lock);
 
   // This writer leads: it writes its group, then, while writers are queued
   // behind it, up to kMaxCombinedGroups more groups on their behalf before
@@ -213,30 +215,14 @@ Status DBImpl::WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writ
     // Append to the WAL and apply to the memtable without mu_: only the
     // leader is here, and readers never block on writers.
     lock.unlock();
-    Slice contents = WriteBatchInternal::Contents(group);
-    status = log_->AddRecord(contents);
+    const Slice contents = WriteBatchInternal::Contents(group);
     bool sync_error = false;
-    if (status.ok()) status = logfile_->Flush();
-    if (status.ok() && sync) {
-      status = logfile_->Sync();
-      if (!status.ok()) sync_error = true;
-    }
+    status = AppendToWal(contents, sync, &sync_error);
     if (status.ok()) status = InsertGroup(group, mem);
     lock.lock();
 
-    if (status.ok()) {
-      versions_->SetLastSequence(last_sequence);
-      stats_.wal_bytes_written += contents.size();
-      if (sync) stats_.wal_syncs++;
-      stats_.user_writes++;
-      // User bytes: the batch payload (keys, values and their length prefixes).
-      stats_.user_bytes_written += contents.size() - WriteBatchInternal::kHeaderSize;
-    } else {
-      // The WAL may now hold a record whose fate is unknown; refuse further
-      // writes rather than risk acknowledging data that is not durable.
-      RecordBackgroundError(sync_error ? Status::IOError("WAL sync failed", status.ToString())
-                                       : status);
-    }
+    if (status.ok()) versions_->SetLastSequence(last_sequence);
+    RecordGroupWritten(status, sync_error, contents.size(), sync);
     if (group == &tmp_batch_) tmp_batch_.Clear();
   }
 
@@ -255,6 +241,105 @@ Status DBImpl::WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writ
   }
   *tail = nullptr;
   return status;
+}
+
+Status DBImpl::AppendToWal(const Slice& contents, bool sync, bool* sync_error) {
+  Status s = log_->AddRecord(contents);
+  if (s.ok()) s = logfile_->Flush();
+  if (s.ok() && sync) {
+    s = logfile_->Sync();
+    *sync_error = !s.ok();
+  }
+  return s;
+}
+
+void DBImpl::RecordGroupWritten(const Status& s, bool sync_error, size_t wal_bytes, bool sync) {
+  if (s.ok()) {
+    stats_.wal_bytes_written += wal_bytes;
+    if (sync) stats_.wal_syncs++;
+    stats_.user_writes++;
+    // User bytes: the batch payload (keys, values and their length prefixes).
+    stats_.user_bytes_written += wal_bytes - WriteBatchInternal::kHeaderSize;
+  } else {
+    // The WAL may now hold a record whose fate is unknown; refuse further
+    // writes rather than risk acknowledging data that is not durable.
+    RecordBackgroundError(sync_error ? Status::IOError("WAL sync failed", s.ToString()) : s);
+  }
+}
+
+Status DBImpl::PipelinedWriteGroup(Writer* self, std::unique_lock<std::mutex>& lock) {
+  // A memtable switch (the request's own, or one for room) first waits for
+  // the groups in flight: they link into the memtable being switched.
+  Status status = MakeRoomForWrite(self->batch == nullptr, lock);
+  Writer* last_writer = self;
+  std::shared_ptr<MemTableLinkJob> job;
+  WritePipeline<Writer>::Group group;
+  if (status.ok() && self->batch != nullptr) {
+    WriteBatch* batch = BuildBatchGroup(&last_writer);
+    SequenceNumber last_sequence = write_pipeline_->LastAllocated();
+    WriteBatchInternal::SetSequence(batch, last_sequence + 1);
+    last_sequence += WriteBatchInternal::Count(batch);
+    MemTable* mem = mem_;
+    const bool sync = self->sync;
+
+    lock.unlock();
+    const Slice contents = WriteBatchInternal::Contents(batch);
+    bool sync_error = false;
+    status = AppendToWal(contents, sync, &sync_error);
+    if (status.ok()) {
+      // Encoding stays with the leader (the arena has one writer); links
+      // may run beside the next leader's encoding (MemTable::Link).
+      job = std::make_shared<MemTableLinkJob>(mem);
+      job->entries()->reserve(WriteBatchInternal::Count(batch));
+      status = WriteBatchInternal::PrepareInto(batch, mem, job->entries());
+    }
+    lock.lock();
+
+    if (status.ok()) {
+      group.last_sequence = last_sequence;
+    } else {
+      job.reset();  // nothing of this group is published
+    }
+    RecordGroupWritten(status, sync_error, contents.size(), sync);
+    if (batch == &tmp_batch_) tmp_batch_.Clear();
+  }
+
+  // The group, this writer first, leaves the queue with its outcome.
+  Writer** tail = &group.first;
+  while (true) {
+    Writer* ready = writers_.front();
+    writers_.pop_front();
+    ready->status = status;
+    *tail = ready;
+    group.last = ready;
+    tail = &ready->next_done;
+    if (ready == last_writer) break;
+  }
+  *tail = nullptr;
+  if (job) {
+    // Published by whichever thread links the oldest group in flight; until
+    // then this writer waits like its followers (for kDone).
+    self->state.store(Writer::kWaiting, std::memory_order_relaxed);
+    write_pipeline_->Add(&group);
+    if (options_.allow_concurrent_memtable_write && job->entries()->size() >= 2) {
+      for (Writer* f : group_followers_) f->AskToLink(job);
+    }
+  }
+  if (!writers_.empty()) {
+    writers_.front()->SetState(Writer::kLeader);
+  } else if (shutting_down_.load()) {
+    bg_cv_.notify_all();  // Close waits for the queue to drain
+  }
+  lock.unlock();
+  if (!job) {
+    WakeWriters(group.first->next_done);  // all but this writer
+    return status;
+  }
+  job->Help();
+  job->Wait();
+  WakeWriters(write_pipeline_->MarkLinked(&group));  // may include this writer
+  self->Await(options_, &writer_yield_credit_);
+  return self->status;
 }
 
 Status DBImpl::InsertGroup(const WriteBatch* group, MemTable* mem) {
@@ -365,6 +450,9 @@ Status DBImpl::MakeRoomForWrite(bool force, std::unique_lock<std::mutex>& lock) 
 
 // Makes mem_ immutable and starts a new memtable with a new WAL.
 Status DBImpl::SwitchMemtable() {
+  // Pipelined groups still linking into mem_ finish first (they need no
+  // lock this thread holds); this leader keeps new ones out meanwhile.
+  write_pipeline_->WaitUntilEmpty();
   const uint64_t new_log_number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> lfile;
   Status s = env_->NewWritableFile(LogFileName(dbname_, new_log_number), &lfile);

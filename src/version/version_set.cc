@@ -66,7 +66,7 @@ void VersionSet::EncodeSnapshot(std::string* record) const {
   edit.SetComparatorName(options_->comparator->Name());
   edit.SetLogNumber(log_number_);
   edit.SetNextFile(next_file_number_);
-  edit.SetLastSequence(last_sequence_);
+  edit.SetLastSequence(LastSequence());
   for (int level = 0; level < NumLevels(); level++) {
     if (!compact_pointers_[level].empty()) {
       InternalKey key;
@@ -120,7 +120,7 @@ Status VersionSet::LogAndApply(VersionEdit* edit, std::mutex* mu) {
   const bool new_manifest = (descriptor_log_ == nullptr);
   const uint64_t manifest_number = new_manifest ? NewFileNumber() : manifest_file_number_;
   edit->SetNextFile(next_file_number_);
-  edit->SetLastSequence(last_sequence_);
+  edit->SetLastSequence(LastSequence());
 
   std::string snapshot;
   if (new_manifest) EncodeSnapshot(&snapshot);
@@ -252,7 +252,7 @@ Status VersionSet::Recover(bool* save_manifest) {
   }
   manifest_file_number_ = manifest_number;
   log_number_ = log_number;
-  last_sequence_ = last_sequence;
+  SetLastSequence(last_sequence);
   compact_pointers_ = std::move(pointers);
   *save_manifest = true;
   return Status::OK();

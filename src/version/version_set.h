@@ -12,6 +12,7 @@
 // LogAndApply calls (DBImpl::ApplyEdit).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -70,9 +71,13 @@ class VersionSet {
     if (next_file_number_ <= number) next_file_number_ = number + 1;
   }
 
-  SequenceNumber LastSequence() const { return last_sequence_; }
+  // The last sequence visible to readers. Atomic: with pipelined writes it
+  // is published by whichever writer links the oldest group in flight
+  // (db/write_pipeline.h), without the DB mutex; release/acquire, so a
+  // reader that sees a sequence sees every memtable entry up to it.
+  SequenceNumber LastSequence() const { return last_sequence_.load(std::memory_order_acquire); }
   // REQUIRES: s >= LastSequence()
-  void SetLastSequence(SequenceNumber s) { last_sequence_ = s; }
+  void SetLastSequence(SequenceNumber s) { last_sequence_.store(s, std::memory_order_release); }
   // WALs numbered below this are no longer needed.
   uint64_t LogNumber() const { return log_number_; }
 
@@ -113,7 +118,7 @@ class VersionSet {
 
   uint64_t next_file_number_ = 2;
   uint64_t manifest_file_number_ = 0;
-  SequenceNumber last_sequence_ = 0;
+  std::atomic<SequenceNumber> last_sequence_{0};
   uint64_t log_number_ = 0;
 
   std::unique_ptr<WritableFile> descriptor_file_;

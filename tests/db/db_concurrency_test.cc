@@ -69,12 +69,16 @@ int BusyMillis() {
 }
 
 // Parameters: Options::allow_concurrent_memtable_write (the group's writers
-// link their own entries into the memtable, or the leader links all), and
-// how queued writers wait for their leader (Options::write_thread_*).
+// link their own entries into the memtable, or the leader links all), how
+// queued writers wait for their leader (Options::write_thread_*), and
+// Options::enable_pipelined_write (the lead passes on before the links;
+// sequences are published in order, which the snapshot reader checks: a
+// snapshot's view must not change).
 enum class WriterWait { kDefault, kSpin, kBlockAtOnce, kLongYield };
 struct ConcurrencyParam {
   bool concurrent_links;
   WriterWait wait;
+  bool pipelined = false;
 };
 
 class DBConcurrencyTest : public ::testing::TestWithParam<ConcurrencyParam> {
@@ -82,6 +86,7 @@ class DBConcurrencyTest : public ::testing::TestWithParam<ConcurrencyParam> {
   void SetUp() override {
     options_ = test::SmallTreeOptions(Env::Default());
     options_.allow_concurrent_memtable_write = GetParam().concurrent_links;
+    options_.enable_pipelined_write = GetParam().pipelined;
     switch (GetParam().wait) {
       case WriterWait::kDefault:
         break;
@@ -493,10 +498,13 @@ INSTANTIATE_TEST_SUITE_P(MemtableWrites, DBConcurrencyTest,
                                            ConcurrencyParam{false, WriterWait::kDefault},
                                            ConcurrencyParam{true, WriterWait::kSpin},
                                            ConcurrencyParam{true, WriterWait::kBlockAtOnce},
-                                           ConcurrencyParam{true, WriterWait::kLongYield}),
+                                           ConcurrencyParam{true, WriterWait::kLongYield},
+                                           ConcurrencyParam{true, WriterWait::kDefault, true},
+                                           ConcurrencyParam{false, WriterWait::kDefault, true},
+                                           ConcurrencyParam{true, WriterWait::kBlockAtOnce, true}),
                          [](const ::testing::TestParamInfo<ConcurrencyParam>& info) {
-                           std::string name =
-                               info.param.concurrent_links ? "ConcurrentLinks" : "LeaderLinks";
+                           std::string name = info.param.pipelined ? "Pipelined" : "";
+                           name += info.param.concurrent_links ? "ConcurrentLinks" : "LeaderLinks";
                            switch (info.param.wait) {
                              case WriterWait::kDefault:
                                break;

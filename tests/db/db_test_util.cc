@@ -25,6 +25,10 @@ Options SmallTreeOptions(Env* env) {
   // executor (tests/CMakeLists.txt runs the model and crash tests so too).
   const char* gpu = std::getenv("ACCELKV_TEST_GPU_COMPACTION");
   if (gpu != nullptr && std::string(gpu) == "force") options.gpu_compaction = GpuCompaction::kForce;
+  // ACCELKV_TEST_PIPELINED_WRITE=1: pipelined writes (tests/CMakeLists.txt
+  // runs the model and crash tests so too).
+  const char* pipelined = std::getenv("ACCELKV_TEST_PIPELINED_WRITE");
+  if (pipelined != nullptr && std::string(pipelined) == "1") options.enable_pipelined_write = true;
   return options;
 }
 
