@@ -23,6 +23,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -74,6 +75,11 @@ class DBImpl final : public DB {
 
   // For tests: waits until no flush or compaction is pending or running.
   Status TEST_WaitForBackgroundWork();
+  // For tests: called by a pipelined group's leader after it handed the lead
+  // on and before it links the group's entries. Set before writes start.
+  void TEST_SetBeforePipelinedLink(std::function<void()> hook) {
+    test_before_pipelined_link_ = std::move(hook);
+  }
 
  private:
   struct Writer;
@@ -183,6 +189,7 @@ class DBImpl final : public DB {
   std::vector<Writer*> group_followers_;
   // Pipelined groups in flight (enable_pipelined_write).
   std::unique_ptr<WritePipeline<Writer>> write_pipeline_;
+  std::function<void()> test_before_pipelined_link_;  // TEST_SetBeforePipelinedLink
 
   SnapshotList snapshots_ GUARDED_BY(mu_);
 

@@ -335,6 +335,7 @@ Status DBImpl::PipelinedWriteGroup(Writer* self, std::unique_lock<std::mutex>& l
     WakeWriters(group.first->next_done);  // all but this writer
     return status;
   }
+  if (test_before_pipelined_link_) test_before_pipelined_link_();
   job->Help();
   job->Wait();
   WakeWriters(write_pipeline_->MarkLinked(&group));  // may include this writer
