@@ -105,6 +105,9 @@ class DBImpl final : public DB {
   // memtable), pops it from the queue and links its writers other than self
   // into *done with the group's status set. Returns that status.
   Status WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writer** done) REQUIRES(mu_);
+  // Pops the queue's writers up to last_writer, sets their status and links
+  // them through next_done from *first, in queue order. Returns the last.
+  Writer* PopGroup(Writer* last_writer, const Status& status, Writer** first) REQUIRES(mu_);
   // Without mu_, by the leader: appends a group's record to the WAL, syncing
   // it if asked (*sync_error: the sync failed).
   Status AppendToWal(const Slice& contents, bool sync, bool* sync_error);

@@ -226,21 +226,25 @@ Status DBImpl::WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writ
     if (group == &tmp_batch_) tmp_batch_.Clear();
   }
 
-  // The group leaves the queue; its writers but self get the outcome and
-  // are linked into *done, to be woken once mu_ is released.
-  Writer** tail = done;
-  while (true) {
-    Writer* ready = writers_.front();
-    writers_.pop_front();
-    if (ready != self) {
-      ready->status = status;
-      *tail = ready;
-      tail = &ready->next_done;
-    }
-    if (ready == last_writer) break;
-  }
-  *tail = nullptr;
+  // The group leaves the queue; its writers but self (its front, when in
+  // it) are linked into *done, to be woken once mu_ is released.
+  PopGroup(last_writer, status, done);
+  if (*done == self) *done = self->next_done;
   return status;
+}
+
+DBImpl::Writer* DBImpl::PopGroup(Writer* last_writer, const Status& status, Writer** first) {
+  Writer** tail = first;
+  Writer* ready = nullptr;
+  do {
+    ready = writers_.front();
+    writers_.pop_front();
+    ready->status = status;
+    *tail = ready;
+    tail = &ready->next_done;
+  } while (ready != last_writer);
+  *tail = nullptr;
+  return ready;
 }
 
 Status DBImpl::AppendToWal(const Slice& contents, bool sync, bool* sync_error) {
@@ -305,17 +309,7 @@ Status DBImpl::PipelinedWriteGroup(Writer* self, std::unique_lock<std::mutex>& l
   }
 
   // The group, this writer first, leaves the queue with its outcome.
-  Writer** tail = &group.first;
-  while (true) {
-    Writer* ready = writers_.front();
-    writers_.pop_front();
-    ready->status = status;
-    *tail = ready;
-    group.last = ready;
-    tail = &ready->next_done;
-    if (ready == last_writer) break;
-  }
-  *tail = nullptr;
+  group.last = PopGroup(last_writer, status, &group.first);
   if (job) {
     // Published by whichever thread links the oldest group in flight; until
     // then this writer waits like its followers (for kDone).
