@@ -73,6 +73,13 @@ struct CompactionJobResult {
   uint64_t device_busy_micros = 0;
 };
 
+// Adds each stage's value in `from` to the same stage's in `to` (the
+// per-stage maps of CompactionJobResult and of executor stats).
+template <typename Value>
+inline void AddStages(const std::map<std::string, Value>& from, std::map<std::string, Value>* to) {
+  for (const auto& [stage, value] : from) (*to)[stage] += value;
+}
+
 // Adds the result of one part of a job (a subcompaction range, a chunk) to
 // the job's: outputs appended, counts, bytes, CPU and device time and stage
 // times summed.
@@ -84,8 +91,8 @@ inline void AccumulateJobResult(const CompactionJobResult& part, CompactionJobRe
   job->bytes_read += part.bytes_read;
   job->bytes_written += part.bytes_written;
   job->cpu_seconds += part.cpu_seconds;
-  for (const auto& [stage, micros] : part.stage_micros) job->stage_micros[stage] += micros;
-  for (const auto& [stage, cpu] : part.stage_cpu_seconds) job->stage_cpu_seconds[stage] += cpu;
+  AddStages(part.stage_micros, &job->stage_micros);
+  AddStages(part.stage_cpu_seconds, &job->stage_cpu_seconds);
   job->device_busy_micros += part.device_busy_micros;
 }
 

@@ -258,8 +258,8 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
     es.micros += env_->NowMicros() - start;
     es.cpu_seconds += result.cpu_seconds;
     es.device_busy_micros += result.device_busy_micros;
-    for (const auto& [stage, micros] : result.stage_micros) es.stage_micros[stage] += micros;
-    for (const auto& [stage, cpu] : result.stage_cpu_seconds) es.stage_cpu_seconds[stage] += cpu;
+    AddStages(result.stage_micros, &es.stage_micros);
+    AddStages(result.stage_cpu_seconds, &es.stage_cpu_seconds);
   } else if (!outputs_may_be_named) {
     // Outputs of a failed job never reach a version; remove them now.
     for (const FileMetaData& f : result.outputs) env_->RemoveFile(TableFileName(dbname_, f.number));

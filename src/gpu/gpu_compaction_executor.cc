@@ -506,9 +506,8 @@ void GpuCompactionExecutor::RecordOutcome(const Status& s, const CompactionJobRe
     stats_.output_bytes += result.bytes_written;
     stats_.cpu_seconds += result.cpu_seconds;
     stats_.device_busy_micros += result.device_busy_micros;
-    for (const auto& [stage, micros] : result.stage_micros) stats_.stage_micros[stage] += micros;
-    for (const auto& [stage, cpu] : result.stage_cpu_seconds)
-      stats_.stage_cpu_seconds[stage] += cpu;
+    AddStages(result.stage_micros, &stats_.stage_micros);
+    AddStages(result.stage_cpu_seconds, &stats_.stage_cpu_seconds);
     consecutive_failures_ = 0;
   } else if (s.IsAborted()) {
     stats_.failures++;
