@@ -80,6 +80,13 @@ class DBImpl final : public DB {
   void TEST_SetBeforePipelinedLink(std::function<void()> hook) {
     test_before_pipelined_link_ = std::move(hook);
   }
+  // For tests: called by a write leader before each group's WAL append
+  // (without mu_). Set before writes start.
+  void TEST_SetBeforeWalAppend(std::function<void()> hook) {
+    test_before_wal_append_ = std::move(hook);
+  }
+  // For tests: how many queued writers sleep (block) waiting for a leader.
+  int TEST_BlockedWriters();
 
  private:
   struct Writer;
@@ -114,6 +121,8 @@ class DBImpl final : public DB {
   // A group's outcome: its stats, or the sticky error that refuses later writes.
   void RecordGroupWritten(const Status& s, bool sync_error, size_t wal_bytes, bool sync)
       REQUIRES(mu_);
+  // Makes the queue's front the leader, if any (else wakes Close's wait).
+  void HandOffLead() REQUIRES(mu_);
   // The leader with enable_pipelined_write: WAL and encoding, then the lead
   // goes to the next writer, then the links and the wait for publication.
   Status PipelinedWriteGroup(Writer* self, std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
@@ -193,6 +202,7 @@ class DBImpl final : public DB {
   // Pipelined groups in flight (enable_pipelined_write).
   std::unique_ptr<WritePipeline<Writer>> write_pipeline_;
   std::function<void()> test_before_pipelined_link_;  // TEST_SetBeforePipelinedLink
+  std::function<void()> test_before_wal_append_;      // TEST_SetBeforeWalAppend
 
   SnapshotList snapshots_ GUARDED_BY(mu_);
 

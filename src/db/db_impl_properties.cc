@@ -82,9 +82,11 @@ std::string DBImpl::StatsString() {
             MiB(s.bytes_read_level + s.bytes_read_next_level), MiB(s.bytes_written),
             s.micros / 1e6);
   }
-  AppendF(&out, "\nUser writes: %" PRIu64 " batches, %.1f MiB; WAL: %.1f MiB, %" PRIu64 " syncs\n",
-          stats_.user_writes, MiB(stats_.user_bytes_written), MiB(stats_.wal_bytes_written),
-          stats_.wal_syncs);
+  AppendF(&out,
+          "\nUser writes: %" PRIu64 " groups (%" PRIu64
+          " combined), %.1f MiB; WAL: %.1f MiB, %" PRIu64 " syncs\n",
+          stats_.user_writes, stats_.combined_groups, MiB(stats_.user_bytes_written),
+          MiB(stats_.wal_bytes_written), stats_.wal_syncs);
   AppendF(&out,
           "Flushes: %" PRIu64 " (%.1f MiB, %" PRIu64
           " hidden versions dropped); compactions wrote %.1f MiB; trivial moves: %" PRIu64 "\n",
@@ -157,16 +159,17 @@ std::string DBImpl::StatsJson() {
   }
   AppendF(&out,
           "],\"user_bytes_written\":%" PRIu64 ",\"user_writes\":%" PRIu64
-          ",\"wal_bytes_written\":%" PRIu64 ",\"wal_syncs\":%" PRIu64 ",\"flushes\":%" PRIu64
-          ",\"flush_bytes_written\":%" PRIu64 ",\"flush_dropped_entries\":%" PRIu64
-          ",\"compaction_bytes_written\":%" PRIu64 ",\"trivial_moves\":%" PRIu64
-          ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64 ",\"stall_micros\":%" PRIu64
-          ",\"slowdown_micros\":%" PRIu64 ",\"gpu\":\"%s\",\"executors\":{",
-          stats_.user_bytes_written, stats_.user_writes, stats_.wal_bytes_written, stats_.wal_syncs,
-          stats_.flushes, stats_.flush_bytes_written, stats_.flush_dropped_entries,
-          stats_.CompactionBytesWritten(), stats_.trivial_moves, stats_.WriteAmplification(),
-          stats_.stall_count, stats_.stall_micros, stats_.slowdown_micros,
-          JsonEscaped(gpu_status_).c_str());
+          ",\"combined_groups\":%" PRIu64 ",\"wal_bytes_written\":%" PRIu64
+          ",\"wal_syncs\":%" PRIu64 ",\"flushes\":%" PRIu64 ",\"flush_bytes_written\":%" PRIu64
+          ",\"flush_dropped_entries\":%" PRIu64 ",\"compaction_bytes_written\":%" PRIu64
+          ",\"trivial_moves\":%" PRIu64 ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64
+          ",\"stall_micros\":%" PRIu64 ",\"slowdown_micros\":%" PRIu64
+          ",\"gpu\":\"%s\",\"executors\":{",
+          stats_.user_bytes_written, stats_.user_writes, stats_.combined_groups,
+          stats_.wal_bytes_written, stats_.wal_syncs, stats_.flushes, stats_.flush_bytes_written,
+          stats_.flush_dropped_entries, stats_.CompactionBytesWritten(), stats_.trivial_moves,
+          stats_.WriteAmplification(), stats_.stall_count, stats_.stall_micros,
+          stats_.slowdown_micros, JsonEscaped(gpu_status_).c_str());
   bool first = true;
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,

@@ -181,20 +181,34 @@ Status DBImpl::WriteImpl(const WriteOptions& options, const WriteBatch* batch) {
     WakeWriters(done);
     lock.lock();
     done = nullptr;
+    stats_.combined_groups++;
     WriteGroup(&w, lock, &done);
   }
   // Hand the lead to the next writer, and only then, with mu_ released,
   // tell the group's writers their outcome: waking a blocked writer is a
   // futex call, and under mu_ those calls held up the next group (the next
   // leader needs mu_ to start).
+  HandOffLead();
+  lock.unlock();
+  WakeWriters(done);
+  return status;
+}
+
+int DBImpl::TEST_BlockedWriters() {
+  std::lock_guard<std::mutex> l(mu_);
+  int blocked = 0;
+  for (const Writer* w : writers_) {
+    if (w->state.load(std::memory_order_acquire) == Writer::kBlocked) ++blocked;
+  }
+  return blocked;
+}
+
+void DBImpl::HandOffLead() {
   if (!writers_.empty()) {
     writers_.front()->SetState(Writer::kLeader);
   } else if (shutting_down_.load()) {
     bg_cv_.notify_all();  // Close waits for the queue to drain
   }
-  lock.unlock();
-  WakeWriters(done);
-  return status;
 }
 
 Status DBImpl::WriteGroup(Writer* self, std::unique_lock<std::mutex>& lock, Writer** done) {
@@ -248,6 +262,7 @@ DBImpl::Writer* DBImpl::PopGroup(Writer* last_writer, const Status& status, Writ
 }
 
 Status DBImpl::AppendToWal(const Slice& contents, bool sync, bool* sync_error) {
+  if (test_before_wal_append_) test_before_wal_append_();
   Status s = log_->AddRecord(contents);
   if (s.ok()) s = logfile_->Flush();
   if (s.ok() && sync) {
@@ -319,11 +334,7 @@ Status DBImpl::PipelinedWriteGroup(Writer* self, std::unique_lock<std::mutex>& l
       for (Writer* f : group_followers_) f->AskToLink(job);
     }
   }
-  if (!writers_.empty()) {
-    writers_.front()->SetState(Writer::kLeader);
-  } else if (shutting_down_.load()) {
-    bg_cv_.notify_all();  // Close waits for the queue to drain
-  }
+  HandOffLead();
   lock.unlock();
   if (!job) {
     WakeWriters(group.first->next_done);  // all but this writer

@@ -39,7 +39,10 @@ struct ExecutorStats {
 
 struct DBStats {
   uint64_t user_bytes_written = 0;  // keys + values handed to Write
-  uint64_t user_writes = 0;         // write batches
+  uint64_t user_writes = 0;         // write groups (one WAL record each)
+  // Write groups a leader wrote after its own on queued writers' behalf
+  // (flat combining; DBImpl::WriteImpl, PipelinedWriteGroup).
+  uint64_t combined_groups = 0;
   uint64_t wal_bytes_written = 0;
   uint64_t wal_syncs = 0;
   uint64_t flushes = 0;
