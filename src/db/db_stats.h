@@ -41,7 +41,7 @@ struct DBStats {
   uint64_t user_bytes_written = 0;  // keys + values handed to Write
   uint64_t user_writes = 0;         // write groups (one WAL record each)
   // Write groups a leader wrote after its own on queued writers' behalf
-  // (flat combining; DBImpl::WriteImpl, PipelinedWriteGroup).
+  // (flat combining, DBImpl::WriteImpl; pipelined groups are not combined).
   uint64_t combined_groups = 0;
   uint64_t wal_bytes_written = 0;
   uint64_t wal_syncs = 0;
