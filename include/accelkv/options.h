@@ -68,9 +68,9 @@ struct Options {
   // combined by one leader in this mode. Default false (RocksDB). Measured
   // on 16 cores (bench/results/2026-11-25-h100-pipelined-write.md): up to
   // 1.13x with 4-16 writers, 0.87x with one, and about half the throughput
-  // when other busy threads take the cores (every group hands the lead to
-  // the next writer, often asleep then, where the classic path's leader
-  // writes up to four queued groups itself).
+  // when other busy threads take the cores (a write waits for older
+  // groups' links, whose threads may have lost their core;
+  // bench/results/2026-11-25-h100-stress-writers.md).
   bool enable_pipelined_write = false;
   // How a writer queued behind its group's leader waits (RocksDB's
   // write-thread options, with their meanings, and one of AccelKV's): it
