@@ -50,6 +50,7 @@
 namespace accelkv {
 
 class GpuCompactionExecutor;
+class MemTableLinkJob;
 
 class DBImpl final : public DB {
  public:
@@ -108,6 +109,10 @@ class DBImpl final : public DB {
   // Without mu_, by the leader: puts the group's entries into mem, with the
   // followers' help where allowed.
   Status InsertGroup(const WriteBatch* group, MemTable* mem);
+  // Without mu_, by the leader: encodes batch's entries into mem's arena as
+  // a new *job, whose entries any thread may then link (MemTableLinkJob).
+  Status PrepareLinkJob(const WriteBatch* batch, MemTable* mem,
+                        std::shared_ptr<MemTableLinkJob>* job);
   // Writes the group led by writers_.front() (MakeRoomForWrite, WAL,
   // memtable), pops it from the queue and links its writers other than self
   // into *done with the group's status set. Returns that status.

@@ -308,9 +308,7 @@ Status DBImpl::PipelinedWriteGroup(Writer* self, std::unique_lock<std::mutex>& l
     if (status.ok()) {
       // Encoding stays with the leader (the arena has one writer); links
       // may run beside the next leader's encoding (MemTable::Link).
-      job = std::make_shared<MemTableLinkJob>(mem);
-      job->entries()->reserve(WriteBatchInternal::Count(batch));
-      status = WriteBatchInternal::PrepareInto(batch, mem, job->entries());
+      status = PrepareLinkJob(batch, mem, &job);
     }
     lock.lock();
 
@@ -353,14 +351,20 @@ Status DBImpl::InsertGroup(const WriteBatch* group, MemTable* mem) {
       WriteBatchInternal::Count(group) < 2) {
     return WriteBatchInternal::InsertInto(group, mem);
   }
-  auto job = std::make_shared<MemTableLinkJob>(mem);
-  job->entries()->reserve(WriteBatchInternal::Count(group));
-  Status s = WriteBatchInternal::PrepareInto(group, mem, job->entries());
+  std::shared_ptr<MemTableLinkJob> job;
+  Status s = PrepareLinkJob(group, mem, &job);
   if (!s.ok()) return s;  // checked before anything was prepared: nothing to link
   for (Writer* w : group_followers_) w->AskToLink(job);
   job->Help();
   job->Wait();
   return s;
+}
+
+Status DBImpl::PrepareLinkJob(const WriteBatch* batch, MemTable* mem,
+                              std::shared_ptr<MemTableLinkJob>* job) {
+  *job = std::make_shared<MemTableLinkJob>(mem);
+  (*job)->entries()->reserve(WriteBatchInternal::Count(batch));
+  return WriteBatchInternal::PrepareInto(batch, mem, (*job)->entries());
 }
 
 // The writers have left the queue but wait for kDone, so they are alive;
