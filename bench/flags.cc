@@ -105,6 +105,10 @@ flags:
   --db PATH               parent directory; each engine uses PATH/<engine> (default /tmp/accelkv-bench)
   --use-existing          reuse the databases at PATH instead of starting empty
   --stress-cpu N          N busy threads competing for the CPU during the run
+  --partitions N          N instances of each engine under PATH/<engine>/p0..., keys
+                          routed by a hash of the key (p2KVS's set-up); each instance
+                          gets the whole profile (memtable, cache, background threads);
+                          a batch spanning partitions is refused (default 1)
   --engine-opt OPT        engine option passthrough, "name=value" (all engines) or
                           "engine:name=value" (one engine); repeatable
   --write-buffer-size B   comparable profile: memtable bytes (default 64M)
@@ -229,6 +233,7 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
         }}},
       {"use-existing", {true, bool_setter(&f.use_existing)}},
       {"stress-cpu", {false, int_setter(&f.stress_cpu, 0, 4096)}},
+      {"partitions", {false, int_setter(&f.partitions, 1, 1024)}},
       {"engine-opt",
        {false,
         [&](const std::string& v) {

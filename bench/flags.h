@@ -29,6 +29,7 @@ struct BenchFlags {
   std::string db = "/tmp/accelkv-bench";
   bool use_existing = false;
   int stress_cpu = 0;
+  int partitions = 1;  // --partitions: instances per engine, keys routed by hash
   // "name=value" for every engine or "engine:name=value" for one.
   std::vector<std::string> engine_opts;
   bool quiet = false;

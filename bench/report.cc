@@ -33,6 +33,7 @@ std::string ResultToJson(const WorkloadResult& r, bool include_engine_stats) {
       .Add("seed", r.seed)
       .Add("sync", r.sync)
       .Add("stress_cpu", r.stress_cpu)
+      .Add("partitions", r.partitions)
       .Add("seconds", Round(r.seconds, 1e-6))
       .Add("ops_per_sec", Round(r.ops_per_sec, 0.1))
       .Add("mb_per_sec", Round(r.mb_per_sec, 0.001))

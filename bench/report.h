@@ -22,6 +22,7 @@ struct WorkloadResult {
   uint64_t seed = 0;
   bool sync = false;
   int stress_cpu = 0;
+  int partitions = 1;  // instances of the engine (--partitions)
 
   double seconds = 0;  // timed phase
   double ops_per_sec = 0;

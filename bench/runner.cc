@@ -7,6 +7,7 @@
 #include <limits>
 #include <thread>
 
+#include "engine_factories.h"
 #include "process_metrics.h"
 #include "progress.h"
 #include "workload.h"
@@ -45,7 +46,8 @@ uint64_t Runner::YcsbCapacity(const BenchFlags& flags) {
 
 bool Runner::RunEngine(const std::string& name, std::vector<WorkloadResult>* results,
                        std::string* error) {
-  std::unique_ptr<Engine> engine = CreateEngine(name);
+  std::unique_ptr<Engine> engine =
+      flags_.partitions > 1 ? NewPartitionedEngine(name, flags_.partitions) : CreateEngine(name);
   if (engine == nullptr) {
     *error = "engine '" + name + "' is not built in";
     return false;
@@ -195,6 +197,7 @@ WorkloadResult Runner::RunWorkload(const std::string& engine_name, const std::st
   r.seed = flags_.seed;
   r.sync = flags_.sync;
   r.stress_cpu = flags_.stress_cpu;
+  r.partitions = flags_.partitions;
 
   if (info.writes && flags_.compaction_wait && !ctx->failed()) {
     const Clock::time_point wait_start = Clock::now();
