@@ -129,6 +129,7 @@ class AccelKVEngine : public Engine {
       << "gpu_min_compaction_bytes=" << options_.gpu_min_compaction_bytes << "\n"
       << "use_direct_io_for_flush_and_compaction="
       << (options_.use_direct_io_for_flush_and_compaction ? "true" : "false") << "\n"
+      << "allow_mmap_writes=" << (options_.allow_mmap_writes ? "true" : "false") << "\n"
       << "sync_writes=" << (write_options_.sync ? "true" : "false") << "\n";
     return o.str();
   }
@@ -209,6 +210,8 @@ class AccelKVEngine : public Engine {
     bool* flag = nullptr;
     if (name == "use_direct_io_for_flush_and_compaction") {
       flag = &options_.use_direct_io_for_flush_and_compaction;
+    } else if (name == "allow_mmap_writes") {
+      flag = &options_.allow_mmap_writes;
     } else if (name == "allow_concurrent_memtable_write") {
       flag = &options_.allow_concurrent_memtable_write;
     } else if (name == "enable_pipelined_write") {

@@ -97,6 +97,15 @@ struct WritableFileOptions {
   // is a multiple of 4 KiB. The file holds exactly the bytes appended either
   // way; they are not in the page cache afterwards. Default false.
   bool use_direct_writes = false;
+  // Append into a shared writable mapping of the file where the Env can
+  // (PosixEnv: mmap, the file grown ahead in fallocate'd windows; Envs that
+  // cannot ignore it): no system call per Append or Flush, and the bytes are
+  // in the page cache at once, so they survive a crash of the process as
+  // after a Flush. Until Close the file may end in zero bytes past the data
+  // (a process that dies leaves them there); Close truncates them. For
+  // append-only logs whose reader ends at zeros (the WAL). use_direct_writes
+  // takes precedence. Default false.
+  bool use_mmap_writes = false;
 };
 
 class Env {

@@ -134,6 +134,8 @@ class DBImpl final : public DB {
   // Sets the state of every writer of a list built by WriteGroup to kDone.
   static void WakeWriters(Writer* done);
   Status SwitchMemtable() REQUIRES(mu_);
+  // Creates WAL number `number` (memory-mapped with Options::allow_mmap_writes).
+  Status NewWalFile(uint64_t number, std::unique_ptr<WritableFile>* file);
 
   // --- read path (db_impl_read.cc) ---
   // An iterator over internal keys of mem_, imm_ and the current version;

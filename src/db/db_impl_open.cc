@@ -79,7 +79,7 @@ Status DBImpl::OpenImpl() {
   // A fresh WAL for new writes.
   const uint64_t new_log_number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> lfile;
-  s = env_->NewWritableFile(LogFileName(dbname_, new_log_number), &lfile);
+  s = NewWalFile(new_log_number, &lfile);
   if (!s.ok()) return s;
   logfile_ = std::move(lfile);
   logfile_number_ = new_log_number;

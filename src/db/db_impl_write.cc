@@ -458,6 +458,12 @@ Status DBImpl::MakeRoomForWrite(bool force, std::unique_lock<std::mutex>& lock) 
   }
 }
 
+Status DBImpl::NewWalFile(uint64_t number, std::unique_ptr<WritableFile>* file) {
+  WritableFileOptions file_options;
+  file_options.use_mmap_writes = options_.allow_mmap_writes;
+  return env_->NewWritableFile(LogFileName(dbname_, number), file_options, file);
+}
+
 // Makes mem_ immutable and starts a new memtable with a new WAL.
 Status DBImpl::SwitchMemtable() {
   // Pipelined groups still linking into mem_ finish first (they need no
@@ -465,7 +471,7 @@ Status DBImpl::SwitchMemtable() {
   write_pipeline_->WaitUntilEmpty();
   const uint64_t new_log_number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> lfile;
-  Status s = env_->NewWritableFile(LogFileName(dbname_, new_log_number), &lfile);
+  Status s = NewWalFile(new_log_number, &lfile);
   // The new WAL's directory entry must be durable, or synced writes to it
   // would vanish with it after a power loss.
   if (s.ok()) s = env_->SyncDir(dbname_);

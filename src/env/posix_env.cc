@@ -10,7 +10,10 @@
 //   case (pread moves no shared offset).
 // - WritableFile keeps a 64 KiB user-space buffer; Append copies into it and
 //   writes through when the data does not fit. Flush hands the buffer to the
-//   kernel with write(2); Sync = Flush + fdatasync(2).
+//   kernel with write(2); Sync = Flush + fdatasync(2). With use_mmap_writes
+//   it appends into a shared mapping of the file instead
+//   (posix_mmap_writable_file.h); with use_direct_writes it writes with
+//   O_DIRECT (posix_direct_writable_file.h).
 // - LockFile takes an fcntl(F_SETLK) write lock; fcntl locks are per process,
 //   so a process-wide set of locked paths makes a second lock of the same
 //   path from this process fail with Busy as well.
@@ -33,6 +36,7 @@
 #include "env/posix_direct_random_access_file.h"
 #include "env/posix_direct_writable_file.h"
 #include "env/posix_io.h"
+#include "env/posix_mmap_writable_file.h"
 #include "env/posix_random_access_file.h"
 #include "util/thread_annotations.h"
 
@@ -223,6 +227,9 @@ class PosixEnv final : public Env {
     if (options.use_direct_writes) {
       Status s = NewPosixDirectWritableFile(fname, result);
       if (!s.IsInvalidArgument()) return s;  // else: no O_DIRECT here, write buffered
+    } else if (options.use_mmap_writes) {
+      Status s = NewPosixMmapWritableFile(fname, result);
+      if (!s.IsNotSupported()) return s;  // else: no shared writable mapping here, write buffered
     }
     return OpenWritable(fname, O_TRUNC, result);
   }

@@ -1,5 +1,6 @@
 #include "wal/log_reader.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "util/coding.h"
@@ -128,20 +129,7 @@ unsigned int Reader::ReadPhysicalRecord(Slice* result) {
     if (buffer_.size() < kHeaderSize) {
       if (!eof_) {
         // The rest of this block is padding (or empty): read the next block.
-        buffer_.clear();
-        Status s = file_->Read(kBlockSize, &buffer_, backing_store_.get());
-        if (s.ok() && buffer_.size() > kBlockSize) {
-          s = Status::Corruption("file returned more bytes than requested");
-        }
-        if (!s.ok()) {
-          buffer_.clear();
-          ReportIOError(kBlockSize, s);
-          eof_ = true;
-          return kEof;
-        }
-        end_of_buffer_offset_ += buffer_.size();
-        block_start_ = buffer_.data();
-        if (buffer_.size() < kBlockSize) eof_ = true;
+        if (!ReadBlock()) return kEof;
         continue;
       }
       // At the end of the file. A partial header is a torn tail: the writer
@@ -170,13 +158,16 @@ unsigned int Reader::ReadPhysicalRecord(Slice* result) {
     }
 
     if (type == kZeroType && length == 0) {
-      // Zero-filled space (preallocation, or a filesystem that extended the
-      // file without its data before a crash). In the last block it ends
-      // the log like a torn tail; elsewhere its block is lost.
-      const size_t drop_size = buffer_.size();
-      buffer_.clear();
-      if (eof_) return kEof;
-      ReportCorruption(drop_size, "zero-filled record header");
+      // Zero-filled space: a memory-mapped WAL's allocated window past its
+      // data, or a file system that extended the file without its data
+      // before a crash. Zeros to the end of the file end the log like a
+      // torn tail; zeros followed by data lost what they hide.
+      // The CRC field may hold bytes: a memory-mapped writer killed while
+      // copying the header.
+      buffer_.remove_prefix(kHeaderSize);
+      size_t dropped = kHeaderSize;
+      if (DropZeros(&dropped)) return kEof;
+      ReportCorruption(dropped, "zero-filled record header");
       return kBadRecord;
     }
 
@@ -184,6 +175,24 @@ unsigned int Reader::ReadPhysicalRecord(Slice* result) {
       const uint32_t expected_crc = crc32c::Unmask(DecodeFixed32(header));
       const uint32_t actual_crc = crc32c::Value(header + 6, 1 + length);
       if (actual_crc != expected_crc) {
+        // A memory-mapped writer killed while copying this record leaves
+        // its header, part of its payload and zeros to the end of the file
+        // (its window's allocated tail): a torn tail, as a short file is
+        // for write(2). Its signature (the writer stores a record's last 8
+        // bytes last): the payload's last min(8, length) bytes are zero,
+        // and only zeros follow it.
+        const size_t record = kHeaderSize + length;
+        size_t zero_suffix = 0;
+        while (zero_suffix < std::min<size_t>(8, length) && header[record - 1 - zero_suffix] == 0) {
+          zero_suffix++;
+        }
+        if (length > 0 && zero_suffix == std::min<size_t>(8, length)) {
+          buffer_.remove_prefix(record);
+          size_t dropped = record;
+          if (DropZeros(&dropped)) return kEof;
+          ReportCorruption(dropped, "checksum mismatch");
+          return kBadRecord;
+        }
         // The length itself may be damaged, so nothing after the header in
         // this block can be trusted: drop the block's rest.
         const size_t drop_size = buffer_.size();
@@ -202,6 +211,46 @@ unsigned int Reader::ReadPhysicalRecord(Slice* result) {
     }
     *result = Slice(header + kHeaderSize, length);
     return type;
+  }
+}
+
+bool Reader::ReadBlock() {
+  buffer_.clear();
+  Status s = file_->Read(kBlockSize, &buffer_, backing_store_.get());
+  if (s.ok() && buffer_.size() > kBlockSize) {
+    s = Status::Corruption("file returned more bytes than requested");
+  }
+  if (!s.ok()) {
+    buffer_.clear();
+    ReportIOError(kBlockSize, s);
+    eof_ = true;
+    return false;
+  }
+  end_of_buffer_offset_ += buffer_.size();
+  block_start_ = buffer_.data();
+  if (buffer_.size() < kBlockSize) eof_ = true;
+  return true;
+}
+
+bool Reader::DropZeros(size_t* dropped) {
+  bool header_block = true;
+  while (true) {
+    const char* p = buffer_.data();
+    const size_t n = buffer_.size();
+    size_t zeros = 0;
+    while (zeros < n && p[zeros] == 0) zeros++;
+    if (zeros < n) {
+      if (header_block) {
+        *dropped += n;
+        buffer_.clear();
+      }
+      return false;
+    }
+    *dropped += n;
+    buffer_.clear();
+    if (eof_) return true;
+    if (!ReadBlock()) return false;
+    header_block = false;
   }
 }
 

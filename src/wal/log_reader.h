@@ -68,6 +68,15 @@ class Reader {
   bool SkipToInitialBlock();
   // The next physical record's type and payload, or kEof/kBadRecord.
   unsigned int ReadPhysicalRecord(Slice* result);
+  // Reads the next block into buffer_. False (eof_ set) on a read error,
+  // which is reported.
+  bool ReadBlock();
+  // Drops zero bytes from buffer_ on up to the first non-zero one or the
+  // end of the file, adding their count to *dropped. A non-zero byte in the
+  // current block drops that block's rest too (no record boundary is known
+  // inside it); one in a later block leaves buffer_ at that block's start.
+  // True if only zeros ran to the end of the file.
+  bool DropZeros(size_t* dropped);
   // Reports a drop of bytes ending at the current position, unless it lies
   // before initial_offset_.
   void ReportCorruption(uint64_t bytes, const char* reason);

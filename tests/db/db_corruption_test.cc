@@ -278,6 +278,11 @@ TEST_F(DBCorruptionTest, BadCurrentFile) {
 class DBWalCorruptionTest : public DBCorruptionTest {
  protected:
   void BuildWalDB(int n) {
+    // Record ends come from the live file's size, which a memory-mapped WAL
+    // rounds up to its window: write the WAL with write(2). (The mapped
+    // WAL's zero tail is tested in MmapWalTailIsTheLogsEnd and by the crash
+    // tests.)
+    options_.allow_mmap_writes = false;
     pristine_ = tmp_.File("pristine");
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options_, pristine_, &db).ok());
@@ -347,6 +352,36 @@ TEST_F(DBWalCorruptionTest, TornTailKeepsAcknowledgedPrefix) {
     paranoid.paranoid_checks = true;
     ASSERT_NO_FATAL_FAILURE(ExpectPrefix(dir2, survivors, paranoid));
   }
+}
+
+// A memory-mapped WAL copied while its DB is open (as a crash leaves it):
+// the file runs on in zeros past the last record, over several 32 KiB
+// blocks; recovery reads them as the log's end, paranoid or not.
+TEST_F(DBWalCorruptionTest, MmapWalTailIsTheLogsEnd) {
+  Options options = options_;
+  options.allow_mmap_writes = true;
+  options.paranoid_checks = true;
+  options.write_buffer_size =
+      8 << 20;  // no flush: nothing changes the directory while it is copied
+  pristine_ = tmp_.File("pristine");
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, pristine_, &db).ok());
+  const std::vector<std::string> logs = test::FilesWithSuffix(env(), pristine_, ".log");
+  ASSERT_EQ(1u, logs.size());
+  Random rnd(test::TestSeed());
+  // About 100 KB of records: into the WAL's second window (64 KiB, then
+  // 128 KiB), which leaves over 64 KiB of zeros.
+  for (int i = 0; i < 600; i++) {
+    const std::string value = test::RandomString(&rnd, rnd.Uniform(300));
+    ASSERT_TRUE(db->Put(WriteOptions(), test::KeyOf(i), value).ok());
+    entries_.emplace_back(test::KeyOf(i), value);
+  }
+  const std::string dir = Copy();  // the DB still open: the WAL's window is mapped
+  ASSERT_EQ(FileSize(dir + "/" + logs[0]), 3 * 65536u) << "not in the second window";
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  options.create_if_missing = false;
+  ASSERT_NO_FATAL_FAILURE(ExpectPrefix(dir, entries_.size(), options));
 }
 
 TEST_F(DBWalCorruptionTest, FlippedRecordIsDroppedOrFailsWhenParanoid) {

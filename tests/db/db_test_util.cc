@@ -29,6 +29,10 @@ Options SmallTreeOptions(Env* env) {
   // runs the model and crash tests so too).
   const char* pipelined = std::getenv("ACCELKV_TEST_PIPELINED_WRITE");
   if (pipelined != nullptr && std::string(pipelined) == "1") options.enable_pipelined_write = true;
+  // ACCELKV_TEST_MMAP_WRITES=1: memory-mapped WALs (tests/CMakeLists.txt
+  // runs the model, crash and fault tests so too).
+  const char* mmap_writes = std::getenv("ACCELKV_TEST_MMAP_WRITES");
+  if (mmap_writes != nullptr && std::string(mmap_writes) == "1") options.allow_mmap_writes = true;
   return options;
 }
 

@@ -414,6 +414,91 @@ TEST_F(LogTest, ZeroFilledTail) {
   EXPECT_EQ(r2.records.size(), 1u);
 }
 
+TEST_F(LogTest, ZerosRunningOverManyBlocksToTheEndAreTheLogsEnd) {
+  // A memory-mapped WAL's allocated window past its data, left by a crash:
+  // from inside the first block through several whole ones.
+  Write("foo");
+  Write(BigString("bar", 3 * kBlockSize / 2));
+  Write("baz");
+  for (size_t tail : {size_t{0}, size_t{1}, size_t{7}, kBlockSize, 3 * kBlockSize + 5}) {
+    SCOPED_TRACE(tail);
+    const std::string c = Contents() +
+                          std::string(kBlockSize - Contents().size() % kBlockSize, '\0') +
+                          std::string(tail, '\0');
+    ReadResult r;
+    ReadAll(c, 0, true, &r);
+    EXPECT_EQ(r.reporter.reports, 0);
+    ASSERT_EQ(r.records.size(), 3u);
+    EXPECT_EQ(r.records[2], "baz");
+  }
+}
+
+// A memory-mapped writer killed in the middle of copying its last record
+// (it stores a record's first 8 bytes first and its last 8 last): a prefix
+// of the header, or the header and part of the payload but not its last 8
+// bytes, then zeros to the end of the file. A torn tail, not a corruption;
+// a damaged record whose payload does not end in 8 zeros still is one.
+TEST_F(LogTest, RecordTornByAKilledMappedWriterIsTheLogsEnd) {
+  Write("foo");
+  const size_t start = Contents().size();
+  Write(std::string(1000, 'x'));
+  const std::string full = Contents();
+  for (size_t kept : {size_t{2}, size_t{4}, size_t{7}, size_t{8}, size_t{500}, size_t{999}}) {
+    SCOPED_TRACE(kept);
+    std::string c = full.substr(0, start + kept) + std::string(full.size() - start - kept, '\0') +
+                    std::string(kBlockSize, '\0');
+    ReadResult r;
+    ReadAll(c, 0, true, &r);
+    EXPECT_EQ(r.reporter.reports, 0);
+    ASSERT_EQ(r.records.size(), 1u);
+    EXPECT_EQ(r.records[0], "foo");
+  }
+  // A flipped payload byte, zeros after the record: the payload ends in
+  // 'x', so this is damage, reported.
+  std::string c = full + std::string(kBlockSize, '\0');
+  c[start + 100] ^= 1;
+  ReadResult r;
+  ReadAll(c, 0, true, &r);
+  EXPECT_EQ(r.reporter.reports, 1);
+  EXPECT_EQ(r.records.size(), 1u);
+}
+
+TEST_F(LogTest, ZerosFollowedByDataAreOneReportedLoss) {
+  Write("foo");
+  std::string c = Contents();
+  // Zeros from the end of "foo" through two whole blocks, then a block
+  // that starts with a record.
+  c += std::string(3 * kBlockSize - c.size(), '\0');
+  // "qux" as a fresh log's first block holds it.
+  std::string later;
+  {
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(env_->NewWritableFile("/wal/other", &f).ok());
+    Writer w(f.get());
+    ASSERT_TRUE(w.AddRecord("qux").ok());
+    ASSERT_TRUE(f->Close().ok());
+    ASSERT_TRUE(ReadFileToString(env_.get(), "/wal/other", &later).ok());
+  }
+  ReadResult r;
+  ReadAll(c + later, 0, true, &r);
+  EXPECT_EQ(r.reporter.reports, 1);
+  EXPECT_EQ(r.reporter.dropped_bytes, 3 * kBlockSize - (kHeaderSize + 3));
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.records[0], "foo");
+  EXPECT_EQ(r.records[1], "qux");
+
+  // Non-zero bytes later in the zeros' own block: that block's rest is lost,
+  // the next block is read.
+  std::string d = Contents();
+  d += std::string(100, '\0') + "x";
+  d += std::string(kBlockSize - d.size(), '\0') + later;
+  ReadResult r2;
+  ReadAll(d, 0, true, &r2);
+  EXPECT_EQ(r2.reporter.reports, 1);
+  ASSERT_EQ(r2.records.size(), 2u);
+  EXPECT_EQ(r2.records[1], "qux");
+}
+
 TEST_F(LogTest, FlippedBytesAreReportedOrOnlyLoseTheTail) {
   Random rnd(test::TestSeed());
   for (int i = 0; i < 60; i++) Write(test::RandomString(&rnd, rnd.Skewed(12)));
