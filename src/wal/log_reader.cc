@@ -161,9 +161,9 @@ unsigned int Reader::ReadPhysicalRecord(Slice* result) {
       // Zero-filled space: a memory-mapped WAL's allocated window past its
       // data, or a file system that extended the file without its data
       // before a crash. Zeros to the end of the file end the log like a
-      // torn tail; zeros followed by data lost what they hide.
-      // The CRC field may hold bytes: a memory-mapped writer killed while
-      // copying the header.
+      // torn tail; zeros followed by data lost what they hide. The CRC
+      // field may hold bytes: a memory-mapped writer killed while copying
+      // the header.
       buffer_.remove_prefix(kHeaderSize);
       size_t dropped = kHeaderSize;
       if (DropZeros(&dropped)) return kEof;
@@ -182,11 +182,8 @@ unsigned int Reader::ReadPhysicalRecord(Slice* result) {
         // bytes last): the payload's last min(8, length) bytes are zero,
         // and only zeros follow it.
         const size_t record = kHeaderSize + length;
-        size_t zero_suffix = 0;
-        while (zero_suffix < std::min<size_t>(8, length) && header[record - 1 - zero_suffix] == 0) {
-          zero_suffix++;
-        }
-        if (length > 0 && zero_suffix == std::min<size_t>(8, length)) {
+        const char* tail = header + record - std::min<size_t>(8, length);
+        if (length > 0 && std::all_of(tail, header + record, [](char c) { return c == 0; })) {
           buffer_.remove_prefix(record);
           size_t dropped = record;
           if (DropZeros(&dropped)) return kEof;
