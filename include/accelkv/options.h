@@ -53,6 +53,12 @@ struct Options {
   // Bytes of a memtable before it is made immutable and flushed. Default
   // 64 MiB (RocksDB's write_buffer_size).
   size_t write_buffer_size = 64 << 20;
+  // Allocate a memtable's entries in 2 MiB blocks backed by transparent huge
+  // pages (a hint to the kernel: ordinary pages where it has none) when
+  // write_buffer_size is at least 32 MiB, so a block is at most 1/16 of the
+  // buffer; smaller buffers use 4 KiB blocks. The skiplist search, the
+  // larger part of a write, then mostly hits the TLB. Default true.
+  bool memtable_huge_pages = true;
   // Let the writers of a write group link their own entries into the
   // memtable in parallel, after the group's leader has written the WAL and
   // encoded the entries (RocksDB's option of this name): with many writers

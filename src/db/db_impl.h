@@ -136,6 +136,9 @@ class DBImpl final : public DB {
   Status SwitchMemtable() REQUIRES(mu_);
   // Creates WAL number `number` (memory-mapped with Options::allow_mmap_writes).
   Status NewWalFile(uint64_t number, std::unique_ptr<WritableFile>* file);
+  // A new, unreferenced memtable with this DB's comparator and arena blocks
+  // (Options::memtable_huge_pages).
+  MemTable* NewMemTable() const;
 
   // --- read path (db_impl_read.cc) ---
   // An iterator over internal keys of mem_, imm_ and the current version;

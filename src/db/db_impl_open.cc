@@ -84,7 +84,7 @@ Status DBImpl::OpenImpl() {
   logfile_ = std::move(lfile);
   logfile_number_ = new_log_number;
   log_ = std::make_unique<log::Writer>(logfile_.get());
-  mem_ = new MemTable(internal_comparator_);
+  mem_ = NewMemTable();
   mem_->Ref();
 
   // The new WAL's directory entry must be durable before the MANIFEST names
@@ -200,7 +200,7 @@ Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log, bool* save_man
     status = WriteBatchInternal::SetContents(&batch, record);
     if (!status.ok()) break;
     if (mem == nullptr) {
-      mem = new MemTable(internal_comparator_);
+      mem = NewMemTable();
       mem->Ref();
     }
     status = WriteBatchInternal::InsertInto(&batch, mem);

@@ -464,6 +464,12 @@ Status DBImpl::NewWalFile(uint64_t number, std::unique_ptr<WritableFile>* file) 
   return env_->NewWritableFile(LogFileName(dbname_, number), file_options, file);
 }
 
+MemTable* DBImpl::NewMemTable() const {
+  constexpr size_t kMinHugeBuffer = 16 * Arena::kHugeBlockSize;
+  return new MemTable(internal_comparator_,
+                      options_.memtable_huge_pages && options_.write_buffer_size >= kMinHugeBuffer);
+}
+
 // Makes mem_ immutable and starts a new memtable with a new WAL.
 Status DBImpl::SwitchMemtable() {
   // Pipelined groups still linking into mem_ finish first (they need no
@@ -492,7 +498,7 @@ Status DBImpl::SwitchMemtable() {
   logfile_ = std::move(lfile);
   logfile_number_ = new_log_number;
   log_ = std::make_unique<log::Writer>(logfile_.get());
-  mem_ = new MemTable(internal_comparator_);
+  mem_ = NewMemTable();
   mem_->Ref();
   return Status::OK();
 }

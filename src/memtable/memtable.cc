@@ -44,8 +44,9 @@ class MemTable::MemTableIterator final : public Iterator {
   Table::Iterator iter_;
 };
 
-MemTable::MemTable(const InternalKeyComparator& cmp)
+MemTable::MemTable(const InternalKeyComparator& cmp, bool huge_arena)
     : comparator_{cmp.user_comparator(), cmp.user_comparator()->IsBytewise()},
+      arena_(huge_arena),
       table_(comparator_, &arena_) {}
 
 void MemTable::Unref() {

@@ -34,7 +34,8 @@ namespace accelkv {
 class MemTable {
  public:
   // The comparator must outlive the memtable. Starts with zero references.
-  explicit MemTable(const InternalKeyComparator& cmp);
+  // huge_arena: the entries live in 2 MiB huge-page blocks (Arena).
+  explicit MemTable(const InternalKeyComparator& cmp, bool huge_arena = false);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
