@@ -15,13 +15,40 @@ constexpr size_t kAlign = Arena::kHugeBlockSize;
 // Huge blocks of memtables that are gone, kept for the next memtables: a
 // fresh mapping is zeroed by the kernel when first touched, on the write
 // path (clear_page was 4.8% of a fillrandom writer's samples). Up to one
-// default memtable's worth (64 MiB) is kept, for the whole process; the
+// default memtable's worth (64 MiB) is kept, for the whole process, and only
+// while some huge arena lives (an open DB always has a memtable): once the
+// last one dies (the last DB closed), the cached blocks are unmapped. The
 // arena treats a block's bytes as uninitialized either way.
 class HugeBlockCache {
  public:
   static HugeBlockCache& Get() {
     static HugeBlockCache* cache = new HugeBlockCache;  // never destroyed
     return *cache;
+  }
+  void ArenaBorn() {
+    std::lock_guard<std::mutex> l(mu_);
+    ++live_arenas_;
+  }
+  // Takes the dying arena's blocks: cached, or unmapped when the cache is
+  // full or no huge arena is left.
+  void ArenaDied(const std::vector<char*>& blocks) {
+    std::vector<char*> unmap;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      --live_arenas_;
+      for (char* p : blocks) {
+        if (live_arenas_ > 0 && blocks_.size() < kMaxBlocks) {
+          blocks_.push_back(p);
+        } else {
+          unmap.push_back(p);
+        }
+      }
+      if (live_arenas_ == 0) {
+        unmap.insert(unmap.end(), blocks_.begin(), blocks_.end());
+        blocks_.clear();
+      }
+    }
+    for (char* p : unmap) munmap(p, kAlign);
   }
   char* Take() {
     std::lock_guard<std::mutex> l(mu_);
@@ -30,12 +57,9 @@ class HugeBlockCache {
     blocks_.pop_back();
     return p;
   }
-  // False if the cache is full: the caller unmaps p.
-  bool Give(char* p) {
+  size_t Cached() {
     std::lock_guard<std::mutex> l(mu_);
-    if (blocks_.size() >= kMaxBlocks) return false;
-    blocks_.push_back(p);
-    return true;
+    return blocks_.size();
   }
 
  private:
@@ -43,6 +67,7 @@ class HugeBlockCache {
   HugeBlockCache() { blocks_.reserve(kMaxBlocks); }
   std::mutex mu_;
   std::vector<char*> blocks_;
+  size_t live_arenas_ = 0;
 };
 
 // kAlign bytes of anonymous memory aligned to kAlign and marked for huge
@@ -66,15 +91,24 @@ char* MapHugeBlock() {
 
 }  // namespace
 
+Arena::Arena(bool huge_blocks)
+    : block_size_(huge_blocks ? kHugeBlockSize : kDefaultBlockSize), huge_(huge_blocks) {
+  if (huge_) HugeBlockCache::Get().ArenaBorn();
+}
+
 Arena::~Arena() {
+  std::vector<char*> mapped;
   for (const Block& b : blocks_) {
     if (b.mapped) {
-      if (!HugeBlockCache::Get().Give(b.data)) munmap(b.data, b.size);
+      mapped.push_back(b.data);  // every mapped block is one kHugeBlockSize block
     } else {
       delete[] b.data;
     }
   }
+  if (huge_) HugeBlockCache::Get().ArenaDied(mapped);
 }
+
+size_t Arena::CachedHugeBlocks() { return HugeBlockCache::Get().Cached(); }
 
 char* Arena::AllocateFallback(size_t bytes) {
   if (bytes > block_size_ / 4) {

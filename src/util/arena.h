@@ -6,7 +6,8 @@
 // for huge blocks: then each block is kHugeBlockSize (2 MiB) of anonymous
 // memory aligned to 2 MiB and marked for transparent huge pages
 // (madvise(MADV_HUGEPAGE), a hint: ordinary pages where the kernel has
-// none). A memtable's skiplist search visits nodes scattered over tens of
+// none), and up to 64 MiB of dead arenas' huge blocks are kept for new
+// ones while any huge arena lives. A memtable's skiplist search visits nodes scattered over tens of
 // MiB; with 4 KiB pages most visits also miss the TLB, and one 2 MiB page
 // maps what 512 ordinary pages do.
 #pragma once
@@ -22,8 +23,7 @@ class Arena {
   static constexpr size_t kDefaultBlockSize = 4096;
   static constexpr size_t kHugeBlockSize = size_t{2} << 20;
 
-  explicit Arena(bool huge_blocks = false)
-      : block_size_(huge_blocks ? kHugeBlockSize : kDefaultBlockSize), huge_(huge_blocks) {}
+  explicit Arena(bool huge_blocks = false);
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -43,6 +43,10 @@ class Arena {
 
   // Bytes of the blocks allocated so far (whole blocks).
   size_t MemoryUsage() const { return memory_usage_.load(std::memory_order_relaxed); }
+
+  // Huge blocks of dead arenas kept for new ones, process-wide (arena.cc):
+  // none once no huge arena lives. For tests.
+  static size_t CachedHugeBlocks();
 
  private:
   struct Block {

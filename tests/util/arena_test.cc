@@ -73,20 +73,40 @@ TEST_P(ArenaTest, BlockSizeAndAlignment) {
   EXPECT_GT(arena.MemoryUsage(), before + block - 1);
 }
 
-// A dead arena's huge block serves the next arena (no fresh mapping for the
-// kernel to zero); its bytes are whatever they were.
-TEST(ArenaHugeBlockTest, BlocksOfDeadArenasAreReused) {
-  char* first = nullptr;
+// While a huge arena lives (an open DB's memtable), a dead arena's huge
+// block serves the next arena (no fresh mapping for the kernel to zero); its
+// bytes are whatever they were. Once no huge arena lives, none is kept.
+TEST(ArenaHugeBlockTest, BlocksOfDeadArenasAreReusedWhileAnyLives) {
+  ASSERT_EQ(0u, Arena::CachedHugeBlocks());
+  {
+    Arena keeper(true);
+    keeper.Allocate(1);
+    char* first_block = nullptr;
+    char* second_block = nullptr;
+    {
+      Arena arena(true);
+      first_block = arena.Allocate(64);
+      std::memset(first_block, 'x', 64);
+      // Seven eighths of a block fit behind those 64 bytes; the eighth
+      // starts a second block.
+      for (int i = 0; i < 7; i++) arena.Allocate(Arena::kHugeBlockSize / 8);
+      second_block = arena.Allocate(Arena::kHugeBlockSize / 8);
+    }
+    EXPECT_EQ(0u, reinterpret_cast<uintptr_t>(second_block) % Arena::kHugeBlockSize);
+    EXPECT_EQ(2u, Arena::CachedHugeBlocks());
+    Arena arena(true);
+    char* again = arena.Allocate(64);
+    EXPECT_EQ(1u, Arena::CachedHugeBlocks());
+    EXPECT_EQ(second_block, again);  // the last block given back
+    std::memset(again, 'y', 64);
+    EXPECT_EQ('y', again[63]);
+  }
+  EXPECT_EQ(0u, Arena::CachedHugeBlocks());
   {
     Arena arena(true);
-    first = arena.Allocate(64);
-    std::memset(first, 'x', 64);
+    arena.Allocate(64);
   }
-  Arena arena(true);
-  char* again = arena.Allocate(64);
-  EXPECT_EQ(first, again);
-  std::memset(again, 'y', 64);
-  EXPECT_EQ('y', again[63]);
+  EXPECT_EQ(0u, Arena::CachedHugeBlocks());
 }
 
 INSTANTIATE_TEST_SUITE_P(Blocks, ArenaTest, testing::Bool(),
