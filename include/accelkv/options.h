@@ -57,7 +57,9 @@ struct Options {
   // pages (a hint to the kernel: ordinary pages where it has none) when
   // write_buffer_size is at least 32 MiB, so a block is at most 1/16 of the
   // buffer; smaller buffers use 4 KiB blocks. The skiplist search, the
-  // larger part of a write, then mostly hits the TLB. Default true.
+  // larger part of a write, visits nodes scattered over the buffer; huge
+  // pages spare it most TLB misses (one writer 1.49x on the H100 machine,
+  // bench/results/2026-11-25-h100-memtable-huge-pages.md). Default true.
   bool memtable_huge_pages = true;
   // Let the writers of a write group link their own entries into the
   // memtable in parallel, after the group's leader has written the WAL and

@@ -29,26 +29,21 @@ class HugeBlockCache {
     std::lock_guard<std::mutex> l(mu_);
     ++live_arenas_;
   }
-  // Takes the dying arena's blocks: cached, or unmapped when the cache is
-  // full or no huge arena is left.
-  void ArenaDied(const std::vector<char*>& blocks) {
-    std::vector<char*> unmap;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      --live_arenas_;
-      for (char* p : blocks) {
-        if (live_arenas_ > 0 && blocks_.size() < kMaxBlocks) {
-          blocks_.push_back(p);
-        } else {
-          unmap.push_back(p);
-        }
-      }
-      if (live_arenas_ == 0) {
-        unmap.insert(unmap.end(), blocks_.begin(), blocks_.end());
-        blocks_.clear();
-      }
-    }
-    for (char* p : unmap) munmap(p, kAlign);
+  // A dying arena's block: kept, or false when the cache is full (the
+  // caller unmaps it).
+  bool Keep(char* p) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (blocks_.size() >= kMaxBlocks) return false;
+    blocks_.push_back(p);
+    return true;
+  }
+  // After the dying arena's blocks were offered: when no huge arena is left,
+  // every cached block is unmapped.
+  void ArenaDied() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--live_arenas_ > 0) return;
+    for (char* p : blocks_) munmap(p, kAlign);
+    blocks_.clear();
   }
   char* Take() {
     std::lock_guard<std::mutex> l(mu_);
@@ -97,15 +92,14 @@ Arena::Arena(bool huge_blocks)
 }
 
 Arena::~Arena() {
-  std::vector<char*> mapped;
   for (const Block& b : blocks_) {
-    if (b.mapped) {
-      mapped.push_back(b.data);  // every mapped block is one kHugeBlockSize block
-    } else {
+    if (!b.mapped) {
       delete[] b.data;
+    } else if (!HugeBlockCache::Get().Keep(b.data)) {
+      munmap(b.data, b.size);  // every mapped block is one kHugeBlockSize block
     }
   }
-  if (huge_) HugeBlockCache::Get().ArenaDied(mapped);
+  if (huge_) HugeBlockCache::Get().ArenaDied();
 }
 
 size_t Arena::CachedHugeBlocks() { return HugeBlockCache::Get().Cached(); }

@@ -6,10 +6,10 @@
 // for huge blocks: then each block is kHugeBlockSize (2 MiB) of anonymous
 // memory aligned to 2 MiB and marked for transparent huge pages
 // (madvise(MADV_HUGEPAGE), a hint: ordinary pages where the kernel has
-// none), and up to 64 MiB of dead arenas' huge blocks are kept for new
-// ones while any huge arena lives. A memtable's skiplist search visits nodes scattered over tens of
-// MiB; with 4 KiB pages most visits also miss the TLB, and one 2 MiB page
-// maps what 512 ordinary pages do.
+// none), and up to 64 MiB of dead arenas' huge blocks are kept for new ones
+// while any huge arena lives. A memtable's skiplist search visits nodes
+// scattered over tens of MiB; with 4 KiB pages most visits also miss the
+// TLB, and one 2 MiB page maps what 512 ordinary pages do.
 #pragma once
 
 #include <atomic>
