@@ -63,6 +63,7 @@
 #include "gpu/gpu_util.h"
 #include "gpu/key_sort_device.h"
 #include "util/align.h"
+#include "util/huge_pages.h"
 
 namespace accelkv {
 namespace gpu {
@@ -475,27 +476,19 @@ cudaError_t GrowEvents(std::vector<cudaEvent_t>* events, size_t n, unsigned int 
 // cudaFreeHost, and copied to the device at the same 54 GB/s
 // (bench/results/2026-11-25-h100-stage-cpu.md); that memory is 2 MiB
 // aligned. Below kPinnedMapMin bytes: cudaHostAlloc.
-constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kPinnedMapMin = size_t{4} << 20;
 
 // The bytes PinnedMap(bytes) maps (0: none, cudaHostAlloc).
-size_t PinnedMapped(size_t bytes) { return bytes < kPinnedMapMin ? 0 : AlignUp(bytes, kHugePage); }
+size_t PinnedMapped(size_t bytes) {
+  return bytes < kPinnedMapMin ? 0 : AlignUp(bytes, kHugePageSize);
+}
 
 cudaError_t PinnedMap(size_t bytes, void** p) {
   *p = nullptr;
   const size_t size = PinnedMapped(bytes);
   if (size == 0) return cudaHostAlloc(p, std::max<size_t>(bytes, 1), cudaHostAllocDefault);
-  void* raw =
-      mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return cudaErrorMemoryAllocation;
-  // Keep only [base, base + size), base 2 MiB aligned (huge pages map there).
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t base = AlignUp(begin, kHugePage);
-  const uintptr_t end = begin + size + kHugePage;
-  if (base > begin) munmap(raw, base - begin);
-  if (end > base + size) munmap(reinterpret_cast<void*>(base + size), end - (base + size));
-  void* q = reinterpret_cast<void*>(base);
-  (void)madvise(q, size, MADV_HUGEPAGE);
+  void* q = MapHugePages(size);
+  if (q == nullptr) return cudaErrorMemoryAllocation;
   const cudaError_t e = cudaHostRegister(q, size, cudaHostRegisterDefault);
   if (e != cudaSuccess) {
     munmap(q, size);

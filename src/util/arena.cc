@@ -4,13 +4,12 @@
 
 #include <cstdint>
 #include <mutex>
-#include <new>
 #include <vector>
+
+#include "util/huge_pages.h"
 
 namespace accelkv {
 namespace {
-
-constexpr size_t kAlign = Arena::kHugeBlockSize;
 
 // Huge blocks of memtables that are gone, kept for the next memtables: a
 // fresh mapping is zeroed by the kernel when first touched, on the write
@@ -42,7 +41,7 @@ class HugeBlockCache {
   void ArenaDied() {
     std::lock_guard<std::mutex> l(mu_);
     if (--live_arenas_ > 0) return;
-    for (char* p : blocks_) munmap(p, kAlign);
+    for (char* p : blocks_) munmap(p, kHugePageSize);
     blocks_.clear();
   }
   char* Take() {
@@ -58,30 +57,17 @@ class HugeBlockCache {
   }
 
  private:
-  static constexpr size_t kMaxBlocks = (size_t{64} << 20) / kAlign;
+  static constexpr size_t kMaxBlocks = (size_t{64} << 20) / kHugePageSize;
   HugeBlockCache() { blocks_.reserve(kMaxBlocks); }
   std::mutex mu_;
   std::vector<char*> blocks_;
   size_t live_arenas_ = 0;
 };
 
-// kAlign bytes of anonymous memory aligned to kAlign and marked for huge
-// pages, from the cache or mapped now, or nullptr.
+// One huge block: from the cache, or mapped now; nullptr if mmap fails.
 char* MapHugeBlock() {
   if (char* p = HugeBlockCache::Get().Take()) return p;
-  constexpr size_t size = kAlign;
-  void* raw =
-      mmap(nullptr, size + kAlign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  // Keep [base, base + size), base aligned; give back the rest.
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t base = (begin + kAlign - 1) & ~(kAlign - 1);
-  const uintptr_t end = begin + size + kAlign;
-  if (base > begin) munmap(raw, base - begin);
-  if (end > base + size) munmap(reinterpret_cast<void*>(base + size), end - (base + size));
-  char* p = reinterpret_cast<char*>(base);
-  (void)madvise(p, size, MADV_HUGEPAGE);  // a hint; without it, ordinary pages
-  return p;
+  return MapHugePages(kHugePageSize);
 }
 
 }  // namespace

@@ -16,12 +16,14 @@
 #include <cstddef>
 #include <vector>
 
+#include "util/huge_pages.h"
+
 namespace accelkv {
 
 class Arena {
  public:
   static constexpr size_t kDefaultBlockSize = 4096;
-  static constexpr size_t kHugeBlockSize = size_t{2} << 20;
+  static constexpr size_t kHugeBlockSize = kHugePageSize;
 
   explicit Arena(bool huge_blocks = false);
   ~Arena();

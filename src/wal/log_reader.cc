@@ -7,6 +7,13 @@
 #include "util/crc32c.h"
 
 namespace accelkv::log {
+namespace {
+
+bool AllZero(const char* begin, const char* end) {
+  return std::all_of(begin, end, [](char c) { return c == 0; });
+}
+
+}  // namespace
 
 Reader::Reporter::~Reporter() = default;
 
@@ -183,7 +190,7 @@ unsigned int Reader::ReadPhysicalRecord(Slice* result) {
         // and only zeros follow it.
         const size_t record = kHeaderSize + length;
         const char* tail = header + record - std::min<size_t>(8, length);
-        if (length > 0 && std::all_of(tail, header + record, [](char c) { return c == 0; })) {
+        if (length > 0 && AllZero(tail, header + record)) {
           buffer_.remove_prefix(record);
           size_t dropped = record;
           if (DropZeros(&dropped)) return kEof;
@@ -232,11 +239,8 @@ bool Reader::ReadBlock() {
 bool Reader::DropZeros(size_t* dropped) {
   bool header_block = true;
   while (true) {
-    const char* p = buffer_.data();
     const size_t n = buffer_.size();
-    size_t zeros = 0;
-    while (zeros < n && p[zeros] == 0) zeros++;
-    if (zeros < n) {
+    if (!AllZero(buffer_.data(), buffer_.data() + n)) {
       if (header_block) {
         *dropped += n;
         buffer_.clear();
