@@ -198,7 +198,12 @@ struct Options {
 
 struct ReadOptions {
   // Verify block checksums on every read (they are always verified when a
-  // block enters the cache). Default true.
+  // block enters the cache). A data block of a memory-mapped table
+  // (Options::allow_mmap_reads), which never enters the cache, counts as
+  // cached once a read with verify_checksums and fill_cache has verified it:
+  // later such reads through the same open table skip its CRC, as a cache hit
+  // does; reads without fill_cache (compaction's) verify every time.
+  // Default true.
   bool verify_checksums = true;
   // Put blocks read by this operation into the block cache. Default true;
   // long scans may turn it off.

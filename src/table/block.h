@@ -87,6 +87,19 @@ class Block {
     return Bound(cmp, target, /*upper=*/true, 0, num_entries());
   }
 
+  // If value is a slice this block returned as value(i) and its values have
+  // a fixed width, sets *i and returns true; otherwise false.
+  bool ValueIndex(const Slice& value, uint32_t* i) const {
+    const size_t w = layout_.value_width;
+    if (w == BlockLayout::kVariable || w == 0 || value.size() != w || value.data() < values_) {
+      return false;
+    }
+    const size_t offset = static_cast<size_t>(value.data() - values_);
+    if (offset % w != 0 || offset / w >= num_entries()) return false;
+    *i = static_cast<uint32_t>(offset / w);
+    return true;
+  }
+
   // An iterator ordered by cmp (the order the keys were stored in).
   // REQUIRES: cmp and this block outlive the iterator.
   ::accelkv::Iterator* NewIterator(const Comparator* cmp) const;

@@ -431,6 +431,70 @@ TEST_F(TableTest, MmapReadsDetectCorruptionWhenVerifying) {
   EXPECT_EQ("Value", got);
 }
 
+// A mapped data block whose checksum a cache-filling read verified counts as
+// cached: later such reads of it through the same Table skip the CRC, as a
+// block cache hit does. Reads that do not fill the cache (compaction's)
+// verify every time, and a newly opened Table verifies again.
+TEST_F(TableTest, MmapReadsVerifyEachBlockOnceLikeTheCache) {
+  options_.block_size = 64;
+  KVs kvs;
+  for (int i = 0; i < 12; ++i) kvs.push_back({IKey("k" + std::to_string(100 + i), 9), "value"});
+  const std::string file = Build(kvs);
+  const size_t value_at = file.find("value");  // a value byte of data block 0
+  ASSERT_NE(std::string::npos, value_at);
+  const std::string fname = dir_.File("t" + std::to_string(files_) + ".sst");
+  std::unique_ptr<Table> table;
+  ASSERT_TRUE(OpenMapped(file, &table).ok());
+  auto get = [&](const ReadOptions& ro, std::string* got) {
+    got->clear();
+    return table->InternalGet(ro, kvs[0].first, [&](const Slice& k, const Slice& v) {
+      if (k == Slice(kvs[0].first)) *got = v.ToString();
+    });
+  };
+  std::string got;
+  ASSERT_TRUE(get(ReadOptions(), &got).ok());  // verifies block 0
+  ASSERT_EQ("value", got);
+  {
+    std::unique_ptr<Iterator> it(table->NewIterator(ReadOptions()));  // verifies the rest
+    size_t n = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+    ASSERT_TRUE(it->status().ok());
+    ASSERT_EQ(kvs.size(), n);
+  }
+
+  // The file changes under the mapping (the page cache is shared).
+  ASSERT_TRUE(WriteStringToFile(Env::Default(),
+                                file.substr(0, value_at) + "V" + file.substr(value_at + 1), fname,
+                                /*sync=*/false)
+                  .ok());
+  ReadOptions cached;
+  ASSERT_TRUE(get(cached, &got).ok());  // block 0 was verified: served as a cache hit would be
+  EXPECT_EQ("Value", got);
+  {
+    std::unique_ptr<Iterator> it(table->NewIterator(cached));
+    it->SeekToFirst();
+    ASSERT_TRUE(it->Valid()) << it->status().ToString();
+    EXPECT_EQ("Value", it->value().ToString());
+  }
+  ReadOptions no_fill;
+  no_fill.fill_cache = false;
+  EXPECT_TRUE(get(no_fill, &got).IsCorruption());
+  {
+    std::unique_ptr<Iterator> it(table->NewIterator(no_fill));
+    it->SeekToFirst();
+    EXPECT_TRUE(it->status().IsCorruption());
+  }
+  EXPECT_TRUE(table->VerifyAllBlocks().IsCorruption());
+
+  // A Table opened anew verifies again.
+  RandomAccessFileOptions mmap;
+  mmap.use_mmap_reads = true;
+  std::unique_ptr<RandomAccessFile> rfile;
+  ASSERT_TRUE(Env::Default()->NewRandomAccessFile(fname, mmap, &rfile).ok());
+  ASSERT_TRUE(Table::Open(options_, std::move(rfile), file.size(), &table).ok());
+  EXPECT_TRUE(get(cached, &got).IsCorruption());
+}
+
 TEST_F(TableTest, CachedBlocksAreVerifiedEvenWithoutVerifyChecksums) {
   options_.block_size = 64;
   KVs kvs;
