@@ -98,6 +98,10 @@ flags:
   --num N                 keys in the key space / YCSB records (default 1000000)
   --ops N                 operations per read/mixed workload (default: --num)
   --duration SEC          run each workload for SEC seconds instead of --ops
+  --time-limit SEC        stop a workload whose ops (--num or --ops) are not done after
+                          SEC seconds; its result covers the ops done (JSON time_limited,
+                          the table's ops column marked *) and skips --compaction-wait;
+                          0 = none (default)
   --key-size N            db_bench key bytes (default 16; YCSB keys are "user"+hash)
   --value-size N          value bytes (default 100, at least 8)
   --seed N                seed of keys, values and distributions (default 301)
@@ -221,6 +225,7 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
       {"num", {false, size_setter(&f.num)}},
       {"ops", {false, size_setter(&f.ops)}},
       {"duration", {false, [&](const std::string& v) { return ParseDouble(v, &f.duration); }}},
+      {"time-limit", {false, [&](const std::string& v) { return ParseDouble(v, &f.time_limit); }}},
       {"key-size", {false, size_setter(&f.key_size)}},
       {"value-size", {false, size_setter(&f.value_size)}},
       {"seed", {false, size_setter(&f.seed)}},
@@ -331,6 +336,15 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
   }
   if (f.num == 0) {
     *error = "--num must be at least 1";
+    return false;
+  }
+  if (!(f.time_limit >= 0) || (f.time_limit > 0 && f.duration > 0)) {
+    *error = "--time-limit must be >= 0 and cannot be combined with --duration";
+    return false;
+  }
+  if (f.time_limit > 0 &&
+      std::find(f.workloads.begin(), f.workloads.end(), "ycsb-load") != f.workloads.end()) {
+    *error = "--time-limit cannot stop ycsb-load (the YCSB workloads after it need every record)";
     return false;
   }
   if (f.value_size < kMinValueSize) {

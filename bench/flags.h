@@ -22,6 +22,7 @@ struct BenchFlags {
   uint64_t num = 1000000;      // keys in the key space / records loaded
   uint64_t ops = 0;            // per read/mixed workload; 0: num
   double duration = 0;         // seconds; > 0 limits each workload by time instead
+  double time_limit = 0;       // seconds; > 0 stops a workload whose ops are not done by then
   size_t key_size = 16;
   size_t value_size = 100;
   uint64_t seed = 301;

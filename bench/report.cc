@@ -34,6 +34,7 @@ std::string ResultToJson(const WorkloadResult& r, bool include_engine_stats) {
       .Add("sync", r.sync)
       .Add("stress_cpu", r.stress_cpu)
       .Add("partitions", r.partitions)
+      .Add("time_limited", r.time_limited)
       .Add("seconds", Round(r.seconds, 1e-6))
       .Add("ops_per_sec", Round(r.ops_per_sec, 0.1))
       .Add("mb_per_sec", Round(r.mb_per_sec, 0.001))
@@ -81,11 +82,12 @@ std::string FormatTable(const std::vector<WorkloadResult>& results) {
   for (const WorkloadResult& r : results) {
     std::snprintf(
         buf, sizeof(buf),
-        "%-10s %-17s %10llu %12.0f %8.2f %9.2f %9.2f %9.2f %9.1f %7s %7s %9.2f %8.1f %s\n",
-        r.engine.c_str(), r.workload.c_str(), static_cast<unsigned long long>(r.ops), r.ops_per_sec,
-        r.mb_per_sec, r.lat_us_p50, r.lat_us_p99, r.lat_us_p999, r.lat_us_max,
-        amp(r.write_amp).c_str(), amp(r.space_amp).c_str(), r.cpu_sec_per_mop,
-        static_cast<double>(r.peak_rss_bytes) / 1048576.0, r.verified ? "yes" : "NO");
+        "%-10s %-17s %9llu%c %12.0f %8.2f %9.2f %9.2f %9.2f %9.1f %7s %7s %9.2f %8.1f %s\n",
+        r.engine.c_str(), r.workload.c_str(), static_cast<unsigned long long>(r.ops),
+        r.time_limited ? '*' : ' ', r.ops_per_sec, r.mb_per_sec, r.lat_us_p50, r.lat_us_p99,
+        r.lat_us_p999, r.lat_us_max, amp(r.write_amp).c_str(), amp(r.space_amp).c_str(),
+        r.cpu_sec_per_mop, static_cast<double>(r.peak_rss_bytes) / 1048576.0,
+        r.verified ? "yes" : "NO");
     out += buf;
   }
   return out;

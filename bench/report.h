@@ -15,7 +15,8 @@ struct WorkloadResult {
   std::string engine;
   std::string workload;
   uint64_t num = 0;
-  uint64_t ops = 0;  // operations performed (timed)
+  uint64_t ops = 0;           // operations performed (timed)
+  bool time_limited = false;  // --time-limit stopped the workload before its ops were done
   int threads = 0;
   uint64_t key_size = 0;
   uint64_t value_size = 0;

@@ -147,6 +147,11 @@ WorkloadResult Runner::RunWorkload(const std::string& engine_name, const std::st
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
                                                  std::chrono::duration<double>(flags_.duration));
+  // --time-limit: a counted workload stops there, its ops not all done.
+  const bool limited = !timed && flags_.time_limit > 0;
+  const Clock::time_point limit = start + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(flags_.time_limit));
+  std::atomic<bool> limit_hit{false};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; t++) {
     pool.emplace_back([&, t] {
@@ -156,6 +161,10 @@ WorkloadResult Runner::RunWorkload(const std::string& engine_name, const std::st
       for (uint64_t i = 0;; i++) {
         if (timed ? now >= deadline : i >= thread_ops[t]) break;
         if (ctx->stop.load(std::memory_order_relaxed)) break;
+        if (limited && now >= limit) {
+          limit_hit.store(true, std::memory_order_relaxed);
+          break;
+        }
         const OpResult result = worker->Op(i, st);
         const Clock::time_point done = Clock::now();
         if (result == OpResult::kDone) break;
@@ -199,7 +208,9 @@ WorkloadResult Runner::RunWorkload(const std::string& engine_name, const std::st
   r.stress_cpu = flags_.stress_cpu;
   r.partitions = flags_.partitions;
 
-  if (info.writes && flags_.compaction_wait && !ctx->failed()) {
+  // A workload stopped by --time-limit leaves its debt unpaid: waiting for
+  // it could outlast the limit many times over.
+  if (info.writes && flags_.compaction_wait && !ctx->failed() && !limit_hit.load()) {
     const Clock::time_point wait_start = Clock::now();
     EngineStatus s = ctx->engine()->WaitForCompactions();
     r.compaction_wait_sec = std::chrono::duration<double>(Clock::now() - wait_start).count();
@@ -210,6 +221,7 @@ WorkloadResult Runner::RunWorkload(const std::string& engine_name, const std::st
   FinishWorkload(workload, ctx);
 
   r.ops = total.ops;
+  r.time_limited = limit_hit.load();
   r.seconds = std::chrono::duration<double>(end - start).count();
   r.ops_per_sec = r.seconds > 0 ? static_cast<double>(r.ops) / r.seconds : 0;
   r.mb_per_sec = r.seconds > 0 ? static_cast<double>(total.bytes) / 1048576.0 / r.seconds : 0;

@@ -123,6 +123,9 @@ TEST(Flags, RejectsBadInput) {
       {"--num"},
       {"positional"},
       {"--duration=-1"},
+      {"--time-limit=-1"},
+      {"--time-limit=5", "--duration=5"},
+      {"--time-limit=5", "--workload=ycsb-load,ycsb-a"},
       {"--engine-opt=novalue"},
   };
   for (const auto& args : bad) {

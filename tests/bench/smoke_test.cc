@@ -156,6 +156,41 @@ TEST(Smoke, DurationModeAndReuseOfAnExistingDatabase) {
   EXPECT_NE(error.find("wrong value"), std::string::npos) << error;
 }
 
+// --time-limit stops a load that is not done, reports the ops it did (and
+// says so), skips the compaction wait, and the keys it wrote read back.
+TEST(Smoke, TimeLimitStopsALoadAndItsKeysVerify) {
+  accelkv::test::TempDir dir;
+  const std::string engine = AvailableEngines().front();
+  const BenchFlags flags =
+      MakeFlags(dir.path(), {"--engine=" + engine, "--workload=fillrandom,readrandom",
+                             "--num=3000000", "--ops=2000", "--time-limit=0.2"});
+  Runner runner(flags, nullptr, nullptr);
+  std::vector<std::string> lines;
+  runner.SetResultCallback([&](const WorkloadResult& r) {
+    lines.push_back(ResultToJson(r, /*include_engine_stats=*/false));
+  });
+  std::vector<WorkloadResult> results;
+  std::string error;
+  ASSERT_TRUE(runner.RunEngine(engine, &results, &error)) << error;
+  ASSERT_EQ(results.size(), 2u);
+  const WorkloadResult& fill = results[0];
+  EXPECT_TRUE(fill.time_limited);
+  EXPECT_GT(fill.ops, 0u);
+  EXPECT_LT(fill.ops, 3000000u);
+  EXPECT_GE(fill.seconds, 0.2);
+  EXPECT_LT(fill.seconds, 30.0);
+  EXPECT_EQ(fill.compaction_wait_sec, 0.0);
+  EXPECT_TRUE(fill.verified);
+  EXPECT_EQ(JsonField(lines[0], "time_limited"), "true");
+  EXPECT_EQ(JsonField(lines[0], "ops"), std::to_string(fill.ops));
+  const WorkloadResult& read = results[1];  // 2000 reads finish well within the limit
+  EXPECT_FALSE(read.time_limited);
+  EXPECT_EQ(read.ops, 2000u);
+  EXPECT_TRUE(read.verified);
+  EXPECT_EQ(JsonField(lines[1], "time_limited"), "false");
+  EXPECT_NE(FormatTable(results).find('*'), std::string::npos);
+}
+
 // An engine that forwards to a real one and misbehaves as told.
 class FaultyEngine : public Engine {
  public:
