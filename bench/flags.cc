@@ -56,7 +56,9 @@ bool ParseDouble(const std::string& text, double* out) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (errno != 0 || *end != '\0' || !(v >= 0)) return false;
+  // At most 1e9 (seconds, 31 years): larger ones (and inf, nan) would
+  // overflow the clock's durations they become.
+  if (errno != 0 || *end != '\0' || !(v >= 0 && v <= 1e9)) return false;
   *out = v;
   return true;
 }

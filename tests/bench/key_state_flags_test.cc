@@ -124,6 +124,8 @@ TEST(Flags, RejectsBadInput) {
       {"positional"},
       {"--duration=-1"},
       {"--time-limit=-1"},
+      {"--time-limit=inf"},
+      {"--duration=1e300"},
       {"--time-limit=5", "--duration=5"},
       {"--time-limit=5", "--workload=ycsb-load,ycsb-a"},
       {"--engine-opt=novalue"},
