@@ -18,7 +18,9 @@
 # GPU_DB_BENCH_STRESS ("0 15"), GPU_DB_BENCH_THREADS (1), GPU_DB_BENCH_CONFIGS (the
 # engines and options, default "accelkv:gpu_compaction=force accelkv:gpu_compaction=off
 # rocksdb"; several options joined with +, e.g.
-# accelkv:gpu_compaction=off+use_direct_io_for_flush_and_compaction=true), GPU_DB_BENCH_TIMEOUT (240 s per run), GPU_DB_BENCH_PARTITIONS (1: --partitions), GPU_COMPACT_VALUES ("32 128 1024 4096"),
+# accelkv:gpu_compaction=off+use_direct_io_for_flush_and_compaction=true), GPU_DB_BENCH_TIMEOUT (240 s per run), GPU_DB_BENCH_TIME_LIMIT (0: none; else
+# --time-limit, so a load that does not finish still reports its rate over the keys it
+# loaded; keep it below the timeout), GPU_DB_BENCH_PARTITIONS (1: --partitions), GPU_COMPACT_VALUES ("32 128 1024 4096"),
 # GPU_COMPACT_MB (256: about that many MB of input per job),
 # GPU_COMPACT_THREADS (16: the CPU executor's subcompactions; also the disk
 # part's), GPU_DISK_DIR (/tmp/accelkv-disk-bench: the disk part's directory,
@@ -150,7 +152,8 @@ elif [ -x "$BENCH_BIN" ]; then
       rm -rf /tmp/gpu-db-bench
       timeout "${GPU_DB_BENCH_TIMEOUT:-240}" "$BENCH_BIN" --engine="$engine" --workload=fillrandom --num="$num" \
         --threads="${GPU_DB_BENCH_THREADS:-1}" --key-size=16 --value-size=128 --stress-cpu="$stress" --quiet \
-        --partitions="${GPU_DB_BENCH_PARTITIONS:-1}" --db=/tmp/gpu-db-bench --json="$OUT/db_bench.jsonl" "${extra[@]}" 2>>"$OUT/db_bench.log" |
+        --partitions="${GPU_DB_BENCH_PARTITIONS:-1}" --time-limit="${GPU_DB_BENCH_TIME_LIMIT:-0}" \
+        --db=/tmp/gpu-db-bench --json="$OUT/db_bench.jsonl" "${extra[@]}" 2>>"$OUT/db_bench.log" |
         grep -E "^(accelkv|rocksdb|leveldb) " || rc=1
       tail -n 1 "$OUT/db_bench.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("\n".join(l for l in d.get("engine_stats","").splitlines() if "Executor" in l or "gpu compaction" in l or "stages" in l))' || true
     done
