@@ -91,10 +91,11 @@ class Block {
   // a fixed width, sets *i and returns true; otherwise false.
   bool ValueIndex(const Slice& value, uint32_t* i) const {
     const size_t w = layout_.value_width;
-    if (w == BlockLayout::kVariable || w == 0 || value.size() != w || value.data() < values_) {
-      return false;
-    }
-    const size_t offset = static_cast<size_t>(value.data() - values_);
+    // Addresses as integers: value may point anywhere (an unrelated buffer).
+    const auto at = reinterpret_cast<uintptr_t>(value.data());
+    const auto base = reinterpret_cast<uintptr_t>(values_);
+    if (w == BlockLayout::kVariable || w == 0 || value.size() != w || at < base) return false;
+    const uintptr_t offset = at - base;
     if (offset % w != 0 || offset / w >= num_entries()) return false;
     *i = static_cast<uint32_t>(offset / w);
     return true;

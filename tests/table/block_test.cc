@@ -93,6 +93,29 @@ TEST(BlockTest, ExactLayoutSharedPrefixFixedWidths) {
   EXPECT_EQ("bb", block->value(1).ToString());
 }
 
+// ValueIndex maps a value slice the block returned back to its entry, only
+// for fixed-width values and only for the block's own bytes.
+TEST(BlockTest, ValueIndexFindsTheBlocksOwnFixedWidthValues) {
+  std::unique_ptr<Block> fixed = BuildBlock({{"key1", "aa"}, {"key2", "bb"}, {"key3", "cc"}});
+  ASSERT_NE(nullptr, fixed);
+  for (uint32_t i = 0; i < fixed->num_entries(); ++i) {
+    uint32_t got = 99;
+    ASSERT_TRUE(fixed->ValueIndex(fixed->value(i), &got));
+    EXPECT_EQ(i, got);
+  }
+  uint32_t got = 99;
+  const std::string copy = fixed->value(1).ToString();
+  EXPECT_FALSE(fixed->ValueIndex(Slice(copy), &got));                           // elsewhere
+  EXPECT_FALSE(fixed->ValueIndex(Slice(fixed->value(1).data() + 1, 2), &got));  // misaligned
+  EXPECT_FALSE(fixed->ValueIndex(Slice(fixed->value(1).data(), 1), &got));      // wrong size
+  EXPECT_FALSE(fixed->ValueIndex(Slice(fixed->value(2).data() + 2, 2), &got));  // past the end
+  EXPECT_EQ(99u, got);
+  std::unique_ptr<Block> variable = BuildBlock({{"a", "x"}, {"b", "yy"}});
+  ASSERT_NE(nullptr, variable);
+  EXPECT_FALSE(variable->ValueIndex(variable->value(0), &got));
+  EXPECT_EQ(99u, got);
+}
+
 TEST(BlockTest, ExactLayoutOneEntryIsAllPrefix) {
   BlockBuilder b;
   b.Add("hello", "v");
