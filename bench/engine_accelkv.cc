@@ -131,6 +131,7 @@ class AccelKVEngine : public Engine {
       << (options_.use_direct_io_for_flush_and_compaction ? "true" : "false") << "\n"
       << "allow_mmap_writes=" << (options_.allow_mmap_writes ? "true" : "false") << "\n"
       << "memtable_huge_pages=" << (options_.memtable_huge_pages ? "true" : "false") << "\n"
+      << "memtable_btree_index=" << (options_.memtable_btree_index ? "true" : "false") << "\n"
       << "sync_writes=" << (write_options_.sync ? "true" : "false") << "\n";
     return o.str();
   }
@@ -215,6 +216,8 @@ class AccelKVEngine : public Engine {
       flag = &options_.allow_mmap_writes;
     } else if (name == "memtable_huge_pages") {
       flag = &options_.memtable_huge_pages;
+    } else if (name == "memtable_btree_index") {
+      flag = &options_.memtable_btree_index;
     } else if (name == "allow_concurrent_memtable_write") {
       flag = &options_.allow_concurrent_memtable_write;
     } else if (name == "enable_pipelined_write") {

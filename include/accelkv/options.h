@@ -61,6 +61,12 @@ struct Options {
   // pages spare it most TLB misses (one writer 1.49x on the H100 machine,
   // bench/results/2026-11-25-h100-memtable-huge-pages.md). Default true.
   bool memtable_huge_pages = true;
+  // Index a memtable's entries with a B+-tree (512-byte nodes, 16-byte user
+  // key prefixes inline, readers without locks) instead of a skiplist when
+  // the comparator is bytewise; other comparators always use the skiplist.
+  // A write's memtable insert is a few node visits instead of the
+  // skiplist's dozens of scattered ones. Default true.
+  bool memtable_btree_index = true;
   // Let the writers of a write group link their own entries into the
   // memtable in parallel, after the group's leader has written the WAL and
   // encoded the entries (RocksDB's option of this name): with many writers

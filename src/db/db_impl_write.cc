@@ -467,7 +467,8 @@ Status DBImpl::NewWalFile(uint64_t number, std::unique_ptr<WritableFile>* file) 
 MemTable* DBImpl::NewMemTable() const {
   constexpr size_t kMinHugeBuffer = 16 * Arena::kHugeBlockSize;
   return new MemTable(internal_comparator_,
-                      options_.memtable_huge_pages && options_.write_buffer_size >= kMinHugeBuffer);
+                      options_.memtable_huge_pages && options_.write_buffer_size >= kMinHugeBuffer,
+                      options_.memtable_btree_index);
 }
 
 // Makes mem_ immutable and starts a new memtable with a new WAL.

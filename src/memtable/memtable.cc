@@ -19,9 +19,12 @@ Slice ValueAfter(const Slice& ikey) {
 
 }  // namespace
 
+// IndexIterator: SkipList<KeyComparator>::Iterator or BTreeIndex::Iterator.
+template <class IndexIterator>
 class MemTable::MemTableIterator final : public Iterator {
  public:
-  explicit MemTableIterator(const Table* table) : iter_(table) {}
+  template <class Index>
+  explicit MemTableIterator(const Index* index) : iter_(index) {}
 
   bool Valid() const override { return iter_.Valid(); }
   void SeekToFirst() override { iter_.SeekToFirst(); }
@@ -41,13 +44,15 @@ class MemTable::MemTableIterator final : public Iterator {
   Status status() const override { return Status::OK(); }
 
  private:
-  Table::Iterator iter_;
+  IndexIterator iter_;
 };
 
-MemTable::MemTable(const InternalKeyComparator& cmp, bool huge_arena)
+MemTable::MemTable(const InternalKeyComparator& cmp, bool huge_arena, bool btree)
     : comparator_{cmp.user_comparator(), cmp.user_comparator()->IsBytewise()},
       arena_(huge_arena),
-      table_(comparator_, &arena_) {}
+      table_(comparator_, &arena_) {
+  if (btree && comparator_.bytewise) btree_ = std::make_unique<BTreeIndex>(huge_arena);
+}
 
 void MemTable::Unref() {
   --refs_;
@@ -55,10 +60,18 @@ void MemTable::Unref() {
   if (refs_ <= 0) delete this;
 }
 
-Iterator* MemTable::NewIterator() { return new MemTableIterator(&table_); }
+Iterator* MemTable::NewIterator() {
+  if (btree_) return new MemTableIterator<BTreeIndex::Iterator>(btree_.get());
+  return new MemTableIterator<Table::Iterator>(&table_);
+}
 
 void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
-  table_.Insert(Prepare(seq, type, key, value));
+  const char* entry = Prepare(seq, type, key, value);
+  if (btree_) {
+    btree_->Insert(entry);
+  } else {
+    table_.Insert(entry);
+  }
 }
 
 const char* MemTable::Prepare(SequenceNumber seq, ValueType type, const Slice& key,
@@ -67,7 +80,7 @@ const char* MemTable::Prepare(SequenceNumber seq, ValueType type, const Slice& k
   const size_t ikey_size = key.size() + kInternalKeyTrailerSize;
   const size_t encoded_len = static_cast<size_t>(VarintLength(ikey_size)) + ikey_size +
                              static_cast<size_t>(VarintLength(v.size())) + v.size();
-  char* buf = table_.AllocateKey(encoded_len);
+  char* buf = btree_ ? arena_.Allocate(encoded_len) : table_.AllocateKey(encoded_len);
   char* p = EncodeVarint32(buf, static_cast<uint32_t>(ikey_size));
   if (!key.empty()) std::memcpy(p, key.data(), key.size());
   p += key.size();
@@ -87,7 +100,7 @@ const char* MemTable::Prepare(SequenceNumber seq, ValueType type, const Slice& k
 
 bool MemTable::Get(const LookupKey& key, std::string* value, Status* s) {
   const Slice target = key.internal_key();
-  const char* entry = table_.FindFirstAtLeast(target);
+  const char* entry = btree_ ? btree_->FindFirstAtLeast(target) : table_.FindFirstAtLeast(target);
   if (entry == nullptr) return false;
   const Slice found = KeyComparator::Decode(entry);
   // The first entry >= (user_key, sequence) is the newest visible version of

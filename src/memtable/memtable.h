@@ -1,12 +1,15 @@
 // MemTable: the in-memory, sorted buffer of recent writes, keyed by internal
 // key (util/internal_key.h); flushed to an L0 table when full.
 //
-// Each entry is one arena allocation, a skiplist node followed by
+// Each entry is one arena allocation (behind a skiplist node when the
+// skiplist indexes it):
 //
 //   varint32 internal_key_length | user_key | fixed64 (sequence << 8 | type)
 //   varint32 value_length | value                  (value empty for deletions)
 //
 // ordered by internal key (user key ascending, then sequence descending).
+// The index is a B+-tree (btree_index.h) when the user comparator is
+// bytewise and the caller asks for it, else a skiplist (skiplist.h).
 // Entries are never removed or changed; memory is freed when the last
 // reference goes.
 //
@@ -21,10 +24,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "accelkv/iterator.h"
 #include "accelkv/status.h"
+#include "memtable/btree_index.h"
 #include "memtable/skiplist.h"
 #include "util/arena.h"
 #include "util/internal_key.h"
@@ -34,8 +39,11 @@ namespace accelkv {
 class MemTable {
  public:
   // The comparator must outlive the memtable. Starts with zero references.
-  // huge_arena: the entries live in 2 MiB huge-page blocks (Arena).
-  explicit MemTable(const InternalKeyComparator& cmp, bool huge_arena = false);
+  // huge_arena: the entries (and B+-tree nodes) live in 2 MiB huge-page
+  // blocks (Arena). btree: index the entries with a B+-tree when the user
+  // comparator is bytewise (Options::memtable_btree_index); a skiplist
+  // otherwise.
+  explicit MemTable(const InternalKeyComparator& cmp, bool huge_arena = false, bool btree = true);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
@@ -43,8 +51,12 @@ class MemTable {
   // Deletes the memtable when the last reference goes.
   void Unref();
 
-  // Bytes held by the arena (entries and skiplist nodes).
-  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  // Bytes held by the arenas (entries and index nodes).
+  size_t ApproximateMemoryUsage() const {
+    return arena_.MemoryUsage() + (btree_ ? btree_->MemoryUsage() : 0);
+  }
+  // True if a B+-tree indexes the entries.
+  bool UsesBTree() const { return btree_ != nullptr; }
   // Entries added (values and deletions).
   uint64_t NumEntries() const { return num_entries_.load(std::memory_order_relaxed); }
   uint64_t NumDeletions() const { return num_deletions_.load(std::memory_order_relaxed); }
@@ -66,7 +78,13 @@ class MemTable {
   const char* Prepare(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value);
   // Any number of threads at once, beside readers, Prepare and one another,
   // but not beside Add: makes an entry returned by Prepare visible.
-  void Link(const char* entry) { table_.InsertConcurrently(entry); }
+  void Link(const char* entry) {
+    if (btree_) {
+      btree_->Insert(entry);
+    } else {
+      table_.InsertConcurrently(entry);
+    }
+  }
 
   // Looks up key.user_key() as of key's sequence. True if the memtable
   // decides the key: its newest visible entry is a value (copied to *value,
@@ -110,6 +128,7 @@ class MemTable {
 
  private:
   using Table = SkipList<KeyComparator>;
+  template <class IndexIterator>
   class MemTableIterator;
 
   ~MemTable() = default;  // via Unref
@@ -117,7 +136,8 @@ class MemTable {
   const KeyComparator comparator_;
   int refs_ = 0;
   Arena arena_;
-  Table table_;
+  Table table_;                        // unused when btree_ is set
+  std::unique_ptr<BTreeIndex> btree_;  // the index, if not the skiplist
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<uint64_t> num_deletions_{0};
 };

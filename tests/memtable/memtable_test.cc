@@ -32,8 +32,9 @@ const Comparator* Reverse() {
 
 // Owns one reference to a fresh memtable.
 struct MemTableRef {
-  explicit MemTableRef(const InternalKeyComparator& icmp, bool huge_arena = false)
-      : mem(new MemTable(icmp, huge_arena)) {
+  explicit MemTableRef(const InternalKeyComparator& icmp, bool huge_arena = false,
+                       bool btree = true)
+      : mem(new MemTable(icmp, huge_arena, btree)) {
     mem->Ref();
   }
   ~MemTableRef() { mem->Unref(); }
@@ -42,14 +43,16 @@ struct MemTableRef {
 };
 
 // Parameters: a bytewise (or reverse) comparator; an arena of huge blocks
-// (or of 4 KiB ones).
-class MemTableTest : public testing::TestWithParam<std::tuple<bool, bool>> {
+// (or of 4 KiB ones); a B+-tree index (or the skiplist; the reverse
+// comparator always gets the skiplist).
+class MemTableTest : public testing::TestWithParam<std::tuple<bool, bool, bool>> {
  protected:
   MemTableTest()
       : icmp_(std::get<0>(GetParam()) ? BytewiseComparator() : Reverse()),
-        mem_(icmp_, HugeArena()) {}
+        mem_(icmp_, HugeArena(), BTree()) {}
 
   static bool HugeArena() { return std::get<1>(GetParam()); }
+  static bool BTree() { return std::get<2>(GetParam()); }
 
   // "v:<value>", "del" or "none" (the memtable does not decide the key).
   std::string Get(const std::string& key, SequenceNumber seq) {
@@ -68,6 +71,10 @@ class MemTableTest : public testing::TestWithParam<std::tuple<bool, bool>> {
   InternalKeyComparator icmp_;
   MemTableRef mem_;
 };
+
+TEST_P(MemTableTest, IndexIsTheOneAskedFor) {
+  EXPECT_EQ(std::get<0>(GetParam()) && BTree(), mem_->UsesBTree());
+}
 
 TEST_P(MemTableTest, VersionsSnapshotsAndTombstones) {
   mem_->Add(1, ValueType::kValue, "k", "v1");
@@ -284,7 +291,8 @@ TEST_P(MemTableTest, LinkJobOnManyThreadsMatchesAdd) {
   }
   WriteBatchInternal::SetSequence(&batch, 100);
 
-  MemTableRef want(icmp_, HugeArena());
+  // The reference is added one by one into the other index.
+  MemTableRef want(icmp_, HugeArena(), !BTree());
   ASSERT_TRUE(WriteBatchInternal::InsertInto(&batch, want.mem).ok());
 
   auto job = std::make_shared<MemTableLinkJob>(mem_.mem);
@@ -321,11 +329,12 @@ TEST_P(MemTableTest, LinkJobOnManyThreadsMatchesAdd) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ComparatorsAndArenas, MemTableTest,
-                         testing::Combine(testing::Bool(), testing::Bool()),
-                         [](const testing::TestParamInfo<std::tuple<bool, bool>>& info) {
+INSTANTIATE_TEST_SUITE_P(ComparatorsArenasAndIndexes, MemTableTest,
+                         testing::Combine(testing::Bool(), testing::Bool(), testing::Bool()),
+                         [](const testing::TestParamInfo<std::tuple<bool, bool, bool>>& info) {
                            return std::string(std::get<0>(info.param) ? "Bytewise" : "Reverse") +
-                                  (std::get<1>(info.param) ? "HugeArena" : "");
+                                  (std::get<1>(info.param) ? "HugeArena" : "") +
+                                  (std::get<2>(info.param) ? "BTree" : "SkipList");
                          });
 
 TEST(MemTableRefTest, EmptyMemTable) {
