@@ -28,6 +28,14 @@ uint64_t LoadBigEndian(const char* p, size_t n) {
   return __builtin_bswap64(w);
 }
 
+// Starts loading the first 512 bytes of a node (a leaf, or an inner node's
+// keys) at once, so that a search's probes, which need the version, the
+// prefix words and the lengths, do not each wait for their own miss.
+inline void PrefetchNode(const void* node) {
+  const char* p = static_cast<const char*>(node);
+  for (int line = 0; line < 8; line++) __builtin_prefetch(p + line * 64);
+}
+
 inline void Pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -205,6 +213,7 @@ bool BTreeIndex::TryFind(const SearchKey& s, Bound bound, Position* pos) const {
     const Inner* in = static_cast<const Inner*>(n);
     const uint32_t idx = CountBelow(in, Count(in), s, bound != Bound::kLess);
     Node* child = in->child[idx].load(std::memory_order_acquire);
+    PrefetchNode(child);
     if (!Validate(in, v)) return false;
     uint64_t child_version;
     // The parent is checked again after the child's version is read, so the
@@ -308,6 +317,7 @@ bool BTreeIndex::TryInsert(const SearchKey& s, const char* entry) {
       return false;
     }
     Node* child = in->child[CountBelow(in, count, s, true)].load(std::memory_order_acquire);
+    PrefetchNode(child);
     if (!Validate(in, v)) return false;
     uint64_t child_version;
     if (!ReadVersion(child, &child_version) || !Validate(in, v)) return false;
