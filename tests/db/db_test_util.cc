@@ -33,6 +33,10 @@ Options SmallTreeOptions(Env* env) {
   // runs the model, crash and fault tests so too).
   const char* mmap_writes = std::getenv("ACCELKV_TEST_MMAP_WRITES");
   if (mmap_writes != nullptr && std::string(mmap_writes) == "1") options.allow_mmap_writes = true;
+  // ACCELKV_TEST_SKIPLIST_MEMTABLE=1: memtables indexed by the skiplist, not
+  // the B+-tree (tests/CMakeLists.txt runs the model and crash tests so too).
+  const char* skiplist = std::getenv("ACCELKV_TEST_SKIPLIST_MEMTABLE");
+  if (skiplist != nullptr && std::string(skiplist) == "1") options.memtable_btree_index = false;
   return options;
 }
 
