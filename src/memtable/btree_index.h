@@ -151,6 +151,10 @@ class BTreeIndex {
   bool TryEdge(bool last, Position* pos) const;
   // The first entry of the leaf after leaf (whose version is v), or none.
   static bool TryNextLeaf(const Leaf* leaf, uint64_t v, Position* pos);
+  // Moves from inner node in (at version v) to its child idx and that
+  // child's version; false if either changed meanwhile.
+  static bool Descend(const Inner* in, uint64_t v, uint32_t idx, Node** child,
+                      uint64_t* child_version);
   // The root and its version, consistent with root_.
   bool ReadRoot(Node** n, uint64_t* v) const;
 
