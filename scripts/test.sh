@@ -29,4 +29,4 @@ cmake --build build-tsan -j"$jobs" --target db_test memtable_test gpu_test
 # write threads and the staging of the inputs.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 900 \
-  -R "Concurren|SkipList|BTreeIndex|LinkJob|WritePipelineTest|DBPipelinedWriteTest|DBCombiningTest|GpuExecutorTest|GpuDecodeTest|GpuPlanTest"
+  -R "Concurren|SkipListTest|BTreeIndex|LinkJob|WritePipelineTest|DBPipelinedWriteTest|DBCombiningTest|GpuExecutorTest|GpuDecodeTest|GpuPlanTest"

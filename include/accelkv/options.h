@@ -65,7 +65,9 @@ struct Options {
   // key prefixes inline, readers without locks) instead of a skiplist when
   // the comparator is bytewise; other comparators always use the skiplist.
   // A write's memtable insert is a few node visits instead of the
-  // skiplist's dozens of scattered ones. Default true.
+  // skiplist's dozens of scattered ones (one writer 1.35x on the H100
+  // machine, bench/results/2026-11-25-h100-btree-memtable.md), for about
+  // 15% more memory per entry, counted in write_buffer_size. Default true.
   bool memtable_btree_index = true;
   // Let the writers of a write group link their own entries into the
   // memtable in parallel, after the group's leader has written the WAL and
