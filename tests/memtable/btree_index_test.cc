@@ -297,5 +297,72 @@ TEST(BTreeIndexTest, ConcurrentInsertsBesideReaders) {
   CheckAgainstModel(tree, model, &rnd);
 }
 
+// Writers append interleaved ascending keys, so they all contend for the
+// rightmost leaf and split it with the append rule, while readers walk
+// backwards from the end (Prev's predecessor searches across leaves that
+// are splitting) and look up keys whose inserts have returned.
+TEST(BTreeIndexTest, ConcurrentAppendsBesideBackwardScans) {
+  constexpr int kWriters = 4;
+  constexpr int kPerWriter = 15000;
+  BTreeIndex tree(true);
+  std::vector<Entries> entries(kWriters);
+  std::vector<std::vector<const char*>> made(kWriters);
+  for (int w = 0; w < kWriters; w++) {
+    for (int i = 0; i < kPerWriter; i++) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "key%012d", i * kWriters + w);
+      made[w].push_back(entries[w].Add(buf, 9, ValueType::kValue));
+    }
+  }
+  std::vector<std::atomic<int>> done(kWriters);
+  for (auto& d : done) d.store(0);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; w++) {
+    threads.emplace_back([&, w] {
+      for (int i = 0; i < kPerWriter; i++) {
+        tree.Insert(made[w][i]);
+        done[w].store(i + 1, std::memory_order_release);
+      }
+    });
+  }
+  for (int r = 0; r < 2; r++) {
+    threads.emplace_back([&, r] {
+      Random rnd(test::TestSeed() + 200 + static_cast<uint64_t>(r));
+      BTreeIndex::Iterator it(&tree);
+      while (!stop.load(std::memory_order_acquire)) {
+        const int w = static_cast<int>(rnd.Uniform(kWriters));
+        const int n = done[w].load(std::memory_order_acquire);
+        if (n > 0) {
+          const std::string want = IKey(made[w][rnd.Uniform(static_cast<uint64_t>(n))]);
+          const char* e = tree.FindFirstAtLeast(want);
+          if (e == nullptr || IKey(e) != want) failures++;
+          it.SeekForPrev(want);
+          if (!it.Valid() || IKey(it.key()) != want) failures++;
+        }
+        it.SeekToLast();
+        std::string prev;
+        for (int steps = 0; it.Valid() && steps < 300; it.Prev(), steps++) {
+          const std::string cur = IKey(it.key());
+          if (!prev.empty() && Icmp().Compare(prev, cur) <= 0) failures++;
+          prev = cur;
+        }
+      }
+    });
+  }
+  for (int w = 0; w < kWriters; w++) threads[static_cast<size_t>(w)].join();
+  stop.store(true, std::memory_order_release);
+  for (size_t t = kWriters; t < threads.size(); t++) threads[t].join();
+  EXPECT_EQ(0, failures.load());
+
+  std::vector<std::string> model;
+  for (const auto& list : made) {
+    for (const char* e : list) model.push_back(IKey(e));
+  }
+  Random rnd(test::TestSeed());
+  CheckAgainstModel(tree, model, &rnd);
+}
+
 }  // namespace
 }  // namespace accelkv
