@@ -93,6 +93,7 @@ struct BTreeIndex::Inner : Node {
 
 BTreeIndex::BTreeIndex(bool huge_pages)
     : chunk_bytes_(huge_pages ? kChunkBytes : 0), nodes_(huge_pages), root_(nullptr) {
+  static_assert(sizeof(Leaf) <= 512, "kSlots is chosen so that a leaf fills 512 bytes");
   root_.store(NewLeaf(), std::memory_order_release);
 }
 
