@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -218,6 +219,68 @@ TEST(BTreeIndexTest, VersionsOfOneKeyNewestFirst) {
   }
 }
 
+// Up to steps moves of it (forward or backward): the number of keys not
+// strictly after (or before) the one before them.
+int OrderFailures(BTreeIndex::Iterator* it, bool forward, int steps) {
+  int failures = 0;
+  std::string prev;
+  for (int i = 0; it->Valid() && i < steps; forward ? it->Next() : it->Prev(), i++) {
+    const std::string cur = IKey(it->key());
+    const int c = prev.empty() ? (forward ? -1 : 1) : Icmp().Compare(prev, cur);
+    if (forward ? c >= 0 : c <= 0) failures++;
+    prev = cur;
+  }
+  return failures;
+}
+
+// Writer thread w inserts made[w] in order while two reader threads call
+// read_once(it, returned) until the writers are done; returned() is the
+// internal key of an entry whose insert has returned (empty if none yet), and
+// read_once returns the failures it saw. Then the tree must hold exactly the
+// entries made.
+using ReadOnce =
+    std::function<int(BTreeIndex::Iterator*, const std::function<std::string()>& returned)>;
+void InsertBesideReaders(BTreeIndex* tree, const std::vector<std::vector<const char*>>& made,
+                         uint64_t reader_seed, const ReadOnce& read_once) {
+  const size_t writers = made.size();
+  std::vector<std::atomic<size_t>> done(writers);
+  for (auto& d : done) d.store(0);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < writers; w++) {
+    threads.emplace_back([&, w] {
+      for (size_t i = 0; i < made[w].size(); i++) {
+        tree->Insert(made[w][i]);
+        done[w].store(i + 1, std::memory_order_release);
+      }
+    });
+  }
+  for (uint64_t r = 0; r < 2; r++) {
+    threads.emplace_back([&, r] {
+      Random rnd(reader_seed + r);
+      BTreeIndex::Iterator it(tree);
+      const auto returned = [&]() -> std::string {
+        const size_t w = rnd.Uniform(writers);
+        const size_t n = done[w].load(std::memory_order_acquire);
+        return n == 0 ? std::string() : IKey(made[w][rnd.Uniform(n)]);
+      };
+      while (!stop.load(std::memory_order_acquire)) failures += read_once(&it, returned);
+    });
+  }
+  for (size_t w = 0; w < writers; w++) threads[w].join();
+  stop.store(true, std::memory_order_release);
+  for (size_t t = writers; t < threads.size(); t++) threads[t].join();
+  EXPECT_EQ(0, failures.load());
+
+  std::vector<std::string> model;
+  for (const auto& list : made) {
+    for (const char* e : list) model.push_back(IKey(e));
+  }
+  Random rnd(test::TestSeed());
+  CheckAgainstModel(*tree, model, &rnd);
+}
+
 // Many threads insert at once (overlapping key ranges, so they split the
 // same nodes) while readers seek and scan: every entry whose insert returned
 // before a reader's seek is found by it, scans are always in order, and the
@@ -238,63 +301,22 @@ TEST(BTreeIndexTest, ConcurrentInsertsBesideReaders) {
           entries[w].Add(k, static_cast<SequenceNumber>(i * kWriters + w + 1), ValueType::kValue));
     }
   }
-  std::vector<std::atomic<int>> done(kWriters);
-  for (auto& d : done) d.store(0);
-  std::atomic<bool> stop{false};
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int w = 0; w < kWriters; w++) {
-    threads.emplace_back([&, w] {
-      for (int i = 0; i < kPerWriter; i++) {
-        tree.Insert(made[w][i]);
-        done[w].store(i + 1, std::memory_order_release);
-      }
-    });
-  }
-  for (int r = 0; r < 2; r++) {
-    threads.emplace_back([&, r] {
-      Random rnd(test::TestSeed() + 100 + static_cast<uint64_t>(r));
-      BTreeIndex::Iterator it(&tree);
-      while (!stop.load(std::memory_order_acquire)) {
-        // A point lookup of an entry whose insert has returned.
-        const int w = static_cast<int>(rnd.Uniform(kWriters));
-        const int n = done[w].load(std::memory_order_acquire);
-        if (n > 0) {
-          const std::string want = IKey(made[w][rnd.Uniform(static_cast<uint64_t>(n))]);
-          it.Seek(want);
-          if (!it.Valid() || IKey(it.key()) != want) failures++;
-          const char* e = tree.FindFirstAtLeast(want);
-          if (e == nullptr || IKey(e) != want) failures++;
-        }
-        // A short scan forward, then back: strictly increasing, decreasing.
-        std::string prev;
-        int steps = 0;
-        for (; it.Valid() && steps < 200; it.Next(), steps++) {
-          const std::string cur = IKey(it.key());
-          if (!prev.empty() && Icmp().Compare(prev, cur) >= 0) failures++;
-          prev = cur;
-        }
-        if (!it.Valid()) it.SeekToLast();
-        prev.clear();
-        for (steps = 0; it.Valid() && steps < 200; it.Prev(), steps++) {
-          const std::string cur = IKey(it.key());
-          if (!prev.empty() && Icmp().Compare(prev, cur) <= 0) failures++;
-          prev = cur;
-        }
-      }
-    });
-  }
-  for (int w = 0; w < kWriters; w++) threads[static_cast<size_t>(w)].join();
-  stop.store(true, std::memory_order_release);
-  for (size_t t = kWriters; t < threads.size(); t++) threads[t].join();
-  EXPECT_EQ(0, failures.load());
-
-  std::vector<std::string> model;
-  for (const auto& list : made) {
-    for (const char* e : list) model.push_back(IKey(e));
-  }
-  Random rnd(test::TestSeed());
-  CheckAgainstModel(tree, model, &rnd);
+  InsertBesideReaders(&tree, made, test::TestSeed() + 100,
+                      [&](BTreeIndex::Iterator* it, const auto& returned) {
+                        int failures = 0;
+                        // A point lookup of an entry whose insert has returned.
+                        const std::string want = returned();
+                        if (!want.empty()) {
+                          it->Seek(want);
+                          if (!it->Valid() || IKey(it->key()) != want) failures++;
+                          const char* e = tree.FindFirstAtLeast(want);
+                          if (e == nullptr || IKey(e) != want) failures++;
+                        }
+                        // A short scan forward, then back.
+                        failures += OrderFailures(it, true, 200);
+                        if (!it->Valid()) it->SeekToLast();
+                        return failures + OrderFailures(it, false, 200);
+                      });
 }
 
 // Writers append interleaved ascending keys, so they all contend for the
@@ -314,54 +336,19 @@ TEST(BTreeIndexTest, ConcurrentAppendsBesideBackwardScans) {
       made[w].push_back(entries[w].Add(buf, 9, ValueType::kValue));
     }
   }
-  std::vector<std::atomic<int>> done(kWriters);
-  for (auto& d : done) d.store(0);
-  std::atomic<bool> stop{false};
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int w = 0; w < kWriters; w++) {
-    threads.emplace_back([&, w] {
-      for (int i = 0; i < kPerWriter; i++) {
-        tree.Insert(made[w][i]);
-        done[w].store(i + 1, std::memory_order_release);
-      }
-    });
-  }
-  for (int r = 0; r < 2; r++) {
-    threads.emplace_back([&, r] {
-      Random rnd(test::TestSeed() + 200 + static_cast<uint64_t>(r));
-      BTreeIndex::Iterator it(&tree);
-      while (!stop.load(std::memory_order_acquire)) {
-        const int w = static_cast<int>(rnd.Uniform(kWriters));
-        const int n = done[w].load(std::memory_order_acquire);
-        if (n > 0) {
-          const std::string want = IKey(made[w][rnd.Uniform(static_cast<uint64_t>(n))]);
-          const char* e = tree.FindFirstAtLeast(want);
-          if (e == nullptr || IKey(e) != want) failures++;
-          it.SeekForPrev(want);
-          if (!it.Valid() || IKey(it.key()) != want) failures++;
-        }
-        it.SeekToLast();
-        std::string prev;
-        for (int steps = 0; it.Valid() && steps < 300; it.Prev(), steps++) {
-          const std::string cur = IKey(it.key());
-          if (!prev.empty() && Icmp().Compare(prev, cur) <= 0) failures++;
-          prev = cur;
-        }
-      }
-    });
-  }
-  for (int w = 0; w < kWriters; w++) threads[static_cast<size_t>(w)].join();
-  stop.store(true, std::memory_order_release);
-  for (size_t t = kWriters; t < threads.size(); t++) threads[t].join();
-  EXPECT_EQ(0, failures.load());
-
-  std::vector<std::string> model;
-  for (const auto& list : made) {
-    for (const char* e : list) model.push_back(IKey(e));
-  }
-  Random rnd(test::TestSeed());
-  CheckAgainstModel(tree, model, &rnd);
+  InsertBesideReaders(&tree, made, test::TestSeed() + 200,
+                      [&](BTreeIndex::Iterator* it, const auto& returned) {
+                        int failures = 0;
+                        const std::string want = returned();
+                        if (!want.empty()) {
+                          const char* e = tree.FindFirstAtLeast(want);
+                          if (e == nullptr || IKey(e) != want) failures++;
+                          it->SeekForPrev(want);
+                          if (!it->Valid() || IKey(it->key()) != want) failures++;
+                        }
+                        it->SeekToLast();
+                        return failures + OrderFailures(it, false, 300);
+                      });
 }
 
 }  // namespace
