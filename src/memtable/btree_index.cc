@@ -314,14 +314,9 @@ bool BTreeIndex::TryInsert(const SearchKey& s, const char* entry) {
     if (count == kSlots) {
       // Split a full inner node on the way down, so that a node's parent
       // always has room for a separator; then start over.
-      if (parent != nullptr && !TryLock(parent, parent_version)) return false;
-      if (!TryLock(in, v)) {
-        if (parent != nullptr) Unlock(parent);
-        return false;
-      }
-      if (parent != nullptr || root_.load(std::memory_order_acquire) == in) SplitInner(in, parent);
-      Unlock(in);
-      if (parent != nullptr) Unlock(parent);
+      if (!LockForSplit(in, v, parent, parent_version)) return false;
+      SplitInner(in, parent);
+      UnlockSplit(in, parent);
       return false;
     }
     parent = in;
@@ -340,16 +335,30 @@ bool BTreeIndex::TryInsert(const SearchKey& s, const char* entry) {
     Unlock(leaf);
     return true;
   }
+  if (!LockForSplit(leaf, v, parent, parent_version)) return false;
+  SplitLeafAndInsert(leaf, parent, s, entry);
+  UnlockSplit(leaf, parent);
+  return true;
+}
+
+bool BTreeIndex::LockForSplit(Node* n, uint64_t v, Inner* parent, uint64_t parent_version) const {
   if (parent != nullptr && !TryLock(parent, parent_version)) return false;
-  if (!TryLock(leaf, v)) {
+  if (!TryLock(n, v)) {
     if (parent != nullptr) Unlock(parent);
     return false;
   }
-  const bool placed = parent != nullptr || root_.load(std::memory_order_acquire) == leaf;
-  if (placed) SplitLeafAndInsert(leaf, parent, s, entry);
-  Unlock(leaf);
+  // A parentless node that is no longer the root split meanwhile: its new
+  // parent is not locked.
+  if (parent == nullptr && root_.load(std::memory_order_acquire) != n) {
+    Unlock(n);
+    return false;
+  }
+  return true;
+}
+
+void BTreeIndex::UnlockSplit(Node* n, Inner* parent) {
+  Unlock(n);
   if (parent != nullptr) Unlock(parent);
-  return placed;
 }
 
 void BTreeIndex::SplitInner(Inner* n, Inner* parent) {

@@ -159,6 +159,11 @@ class BTreeIndex {
   bool ReadRoot(Node** n, uint64_t* v) const;
 
   bool TryInsert(const SearchKey& s, const char* entry);
+  // Locks parent (if any) at parent_version, then n at v, for a split of n;
+  // false, holding neither, if either changed or n has no parent and is no
+  // longer the root. UnlockSplit releases both.
+  bool LockForSplit(Node* n, uint64_t v, Inner* parent, uint64_t parent_version) const;
+  static void UnlockSplit(Node* n, Inner* parent);
   // Splits full inner node n under locked parent (nullptr: n is the root).
   void SplitInner(Inner* n, Inner* parent);
   // Splits full leaf under locked parent and inserts s -> entry.
