@@ -1,14 +1,30 @@
 #include "util/helper_threads.h"
 
+#include <pthread.h>
+
+#include <atomic>
 #include <chrono>
 #include <system_error>
 #include <thread>
 
 namespace accelkv {
 
+namespace {
+std::atomic<HelperThreads*> g_instance{nullptr};
+std::once_flag g_instance_once;
+}  // namespace
+
 HelperThreads* HelperThreads::Get() {
-  static HelperThreads* const threads = new HelperThreads();  // never destroyed
-  return threads;
+  std::call_once(g_instance_once, [] {
+    g_instance.store(new HelperThreads(), std::memory_order_release);  // never destroyed
+    // A forked child has none of the parent's threads, and another thread
+    // may have held mu_ at the fork: the child starts from a fresh object
+    // (the parent's copy is leaked), or its tasks would go to threads that
+    // are not there (the crash tests write from a forked child).
+    pthread_atfork(nullptr, nullptr,
+                   [] { g_instance.store(new HelperThreads(), std::memory_order_release); });
+  });
+  return g_instance.load(std::memory_order_acquire);
 }
 
 bool HelperThreads::Run(std::function<void()> task) {
@@ -30,6 +46,12 @@ bool HelperThreads::Run(std::function<void()> task) {
   return true;
 }
 
+void HelperThreads::ReleaseIdle() {
+  std::lock_guard<std::mutex> l(mu_);
+  ++release_;
+  cv_.notify_all();
+}
+
 size_t HelperThreads::threads() const {
   std::lock_guard<std::mutex> l(mu_);
   return threads_;
@@ -45,10 +67,11 @@ void HelperThreads::Loop() {
   for (;;) {
     if (queue_.empty()) {
       ++idle_;
-      const bool woken =
-          cv_.wait_for(l, std::chrono::seconds(kIdleSeconds), [this] { return !queue_.empty(); });
+      const uint64_t release = release_;
+      const bool woken = cv_.wait_for(l, std::chrono::seconds(kIdleSeconds),
+                                      [&] { return !queue_.empty() || release_ != release; });
       --idle_;
-      if (!woken) break;
+      if (!woken || queue_.empty()) break;  // idle too long, or released
     }
     std::function<void()> task = std::move(queue_.front());
     queue_.pop_front();

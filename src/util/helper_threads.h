@@ -13,10 +13,12 @@
 //
 // Thread safety: Run may be called from any thread, also from a task. The
 // object is never destroyed (Get leaks it), so waiting threads need no join.
+// A child process forked while helpers ran gets a fresh object from Get.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -33,6 +35,11 @@ class HelperThreads {
   // task is dropped: the caller does the work itself).
   bool Run(std::function<void()> task);
 
+  // Ends the threads waiting for a task now, instead of after kIdleSeconds
+  // (a test about to fork wants a single-threaded process). A thread ends
+  // just after it leaves Loop, so threads() may reach 0 a little before the
+  // process's thread count falls.
+  void ReleaseIdle();
   // Threads alive now, waiting or running, and those waiting (for tests).
   size_t threads() const;
   size_t idle() const;
@@ -46,6 +53,7 @@ class HelperThreads {
   std::deque<std::function<void()>> queue_;  // (under mu_)
   size_t idle_ = 0;                          // threads waiting for a task (under mu_)
   size_t threads_ = 0;                       // threads alive (under mu_)
+  uint64_t release_ = 0;                     // ReleaseIdle calls (under mu_)
 };
 
 }  // namespace accelkv

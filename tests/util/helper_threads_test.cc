@@ -1,5 +1,8 @@
 #include "util/helper_threads.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -109,6 +112,43 @@ TEST(HelperThreads, TasksMayQueueTasks) {
     }));
   }
   ASSERT_TRUE(done->Wait());
+}
+
+TEST(HelperThreads, ReleaseIdleEndsWaitingThreadsAndLaterTasksStillRun) {
+  RunMeetingTasks(4);
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(WaitForIdle(4));
+  HelperThreads::Get()->ReleaseIdle();
+  for (int i = 0; i < 5000 && HelperThreads::Get()->threads() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(HelperThreads::Get()->threads(), 0u) << "well before kIdleSeconds";
+  auto done = std::make_shared<Latch>(3);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(HelperThreads::Get()->Run([done] { done->CountDown(); }));
+  }
+  ASSERT_TRUE(done->Wait());
+}
+
+// A child forked while helper threads wait has none of them: its tasks must
+// still run (Get gives the child a fresh object).
+TEST(HelperThreads, ForkedChildRunsTasks) {
+  RunMeetingTasks(2);
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(WaitForIdle(2));
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto done = std::make_shared<Latch>(4);
+    for (int i = 0; i < 4; ++i) {
+      if (!HelperThreads::Get()->Run([done] { done->CountDown(); })) ::_exit(2);
+    }
+    ::_exit(done->Wait() ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no thread started, 3: a task was lost";
 }
 
 }  // namespace
