@@ -8,6 +8,11 @@
 //   first allocated with fallocate(2), so a full disk is an IOError from
 //   Append and never a SIGBUS on a store into the mapping (a file system
 //   without fallocate gets ftruncate, which does not reserve the blocks).
+// - A helper thread (util/helper_threads.h) allocates, maps and faults in
+//   (MADV_POPULATE_WRITE) the next window while Append fills the current
+//   one, and unmaps the windows left behind, so Append takes no page fault
+//   and no mapping call; without a helper, Append does it all itself. An
+//   error mapping ahead is reported by Append when it maps that window.
 // - Sync: fdatasync(2), which on Linux writes the pages stores into the
 //   mapping dirtied (Linux only, as the rest of the POSIX Env's durability).
 // - Close: unmap, then ftruncate the file to the bytes appended.

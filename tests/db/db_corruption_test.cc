@@ -377,7 +377,11 @@ TEST_F(DBWalCorruptionTest, MmapWalTailIsTheLogsEnd) {
     entries_.emplace_back(test::KeyOf(i), value);
   }
   const std::string dir = Copy();  // the DB still open: the WAL's window is mapped
-  ASSERT_EQ(FileSize(dir + "/" + logs[0]), 3 * 65536u) << "not in the second window";
+  // 64 + 128 KiB mapped, and the third window (256 KiB) allocated too once
+  // the helper that maps it ahead has run.
+  const uint64_t wal_size = FileSize(dir + "/" + logs[0]);
+  ASSERT_TRUE(wal_size == 3 * 65536u || wal_size == 7 * 65536u)
+      << wal_size << ": not in the second window";
   ASSERT_TRUE(db->Close().ok());
   db.reset();
   options.create_if_missing = false;
