@@ -35,10 +35,10 @@ class DbBenchThread : public WorkloadThread {
         ok = VerifiedPut(ctx_, space_, first_op_ + i, stats, &scratch_);
         break;
       case Kind::kPutRandom:
-        ok = VerifiedPut(ctx_, space_, rng_.Uniform(n), stats, &scratch_);
+        ok = VerifiedPut(ctx_, space_, NextRandomKey(n), stats, &scratch_);
         break;
       case Kind::kReadRandom:
-        ok = VerifiedGet(ctx_, space_, rng_.Uniform(n), stats, &scratch_);
+        ok = VerifiedGet(ctx_, space_, NextRandomKey(n), stats, &scratch_);
         break;
       case Kind::kReadMissing:
         MissingKey(rng_.Uniform(n), ctx_->flags().key_size, &scratch_.key);
@@ -54,7 +54,7 @@ class DbBenchThread : public WorkloadThread {
                           stats);
         break;
       case Kind::kDelete:
-        ok = VerifiedDelete(ctx_, space_, rng_.Uniform(n), stats, &scratch_);
+        ok = VerifiedDelete(ctx_, space_, NextRandomKey(n), stats, &scratch_);
         break;
     }
     stats->ops++;
@@ -62,6 +62,18 @@ class DbBenchThread : public WorkloadThread {
   }
 
  private:
+  // The next uniformly random key index, drawn one op ahead (the same
+  // sequence of draws as drawing it now) so its key state is prefetched
+  // while the engine serves this op.
+  uint64_t NextRandomKey(uint64_t n) {
+    if (!have_next_) next_ = rng_.Uniform(n);
+    const uint64_t index = next_;
+    next_ = rng_.Uniform(n);
+    have_next_ = true;
+    space_->state()->Prefetch(next_);
+    return index;
+  }
+
   // One entry per op; a fresh cursor each time the end is reached, so
   // wrapping sees the writes made since.
   bool ReadNext(ThreadStats* stats) {
@@ -94,6 +106,8 @@ class DbBenchThread : public WorkloadThread {
   BenchContext* ctx_;
   KeySpace* space_;
   Rng rng_;
+  uint64_t next_ = 0;  // NextRandomKey's drawn-ahead index, once have_next_
+  bool have_next_ = false;
   uint64_t first_op_;
   OpScratch scratch_;
   std::unique_ptr<Cursor> cursor_;

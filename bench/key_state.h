@@ -59,6 +59,15 @@ class KeyState {
     uint32_t committed;  // (version << 1) | deleted, at read start
   };
   ReadTicket BeginRead(uint64_t index) const;
+  // Starts loading what a write or read of key index will touch (its state
+  // words and its stripe's lock), so that a workload that knows its next key
+  // one op ahead does not wait for those cache misses (at 100M keys the
+  // state is 800 MB).
+  void Prefetch(uint64_t index) const {
+    __builtin_prefetch(&issued_[index], 1, 3);
+    __builtin_prefetch(&committed_[index], 1, 3);
+    __builtin_prefetch(&stripes_[index % kStripes], 1, 3);
+  }
   // Judges a read that began with ticket and just ended. found: whether the
   // engine returned a value; version: the version the value carries (valid
   // only if found). False and *why set if the read is wrong.
