@@ -148,7 +148,8 @@ struct Options {
   // MANIFEST are written as without it). An unsynced write is in the page
   // cache when it is acknowledged either way, so it survives a crash of the
   // process; WriteOptions::sync still fdatasyncs. The file grows in
-  // fallocate'd windows (a full disk is an IOError, not a SIGBUS) and a
+  // fallocate'd windows (a full disk is an IOError, not a SIGBUS), each
+  // mapped and faulted in ahead by a helper thread, and a
   // WAL left by a crash may end in zero bytes, which recovery reads as its
   // end (docs/FORMAT.md). A file system that cannot map a file shared and
   // writable gets the write(2) path. Default true: one writer's fillrandom
