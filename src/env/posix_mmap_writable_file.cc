@@ -90,7 +90,7 @@ void Unmap(Window* w) {
 
 // The next window, mapped by a helper thread while the writer fills the
 // current one; the helper also unmaps the window the writer left. Shared
-// with the helper's task, which may outlive the file until Wait returns.
+// with the helper's task, which may outlive the file until Take returns.
 class Ahead {
  public:
   // Starts mapping [offset, offset + size) and unmapping done (may be
