@@ -6,6 +6,8 @@
 #include <new>
 
 #include "memtable/memtable.h"
+#include "util/align.h"
+#include "util/cpu_relax.h"
 #include "util/internal_key.h"
 
 namespace accelkv {
@@ -43,12 +45,6 @@ constexpr uint32_t kScanAhead = 4;
 inline void PrefetchEntry(const char* entry) {
   __builtin_prefetch(entry);
   __builtin_prefetch(entry + 64);
-}
-
-inline void Pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
 }
 
 }  // namespace
@@ -220,7 +216,7 @@ const char* BTreeIndex::FindFirstAtLeast(const Slice& ikey) const {
 
 BTreeIndex::Position BTreeIndex::Find(const SearchKey& s, Bound bound) const {
   Position pos;
-  while (!TryFind(s, bound, &pos)) Pause();
+  while (!TryFind(s, bound, &pos)) CpuRelax();
   return pos;
 }
 
@@ -274,7 +270,7 @@ bool BTreeIndex::TryNextLeaf(const Leaf* leaf, uint64_t v, Position* pos) {
 
 BTreeIndex::Position BTreeIndex::Edge(bool last) const {
   Position pos;
-  while (!TryEdge(last, &pos)) Pause();
+  while (!TryEdge(last, &pos)) CpuRelax();
   return pos;
 }
 
@@ -299,7 +295,7 @@ bool BTreeIndex::TryEdge(bool last, Position* pos) const {
 
 void BTreeIndex::Insert(const char* entry) {
   const SearchKey s = EntryKey(entry);
-  while (!TryInsert(s, entry)) Pause();
+  while (!TryInsert(s, entry)) CpuRelax();
 }
 
 bool BTreeIndex::TryInsert(const SearchKey& s, const char* entry) {
@@ -428,9 +424,9 @@ char* BTreeIndex::AllocateNode(size_t bytes) {
   std::lock_guard<std::mutex> lock(alloc_mu_);
   if (chunk_bytes_ == 0) return nodes_.AllocateAligned(bytes);
   if (bytes > chunk_left_) {
-    char* raw = nodes_.Allocate(chunk_bytes_ + kNodeAlign - 1);
-    const size_t mod = reinterpret_cast<uintptr_t>(raw) & (kNodeAlign - 1);
-    chunk_ = raw + (mod == 0 ? 0 : kNodeAlign - mod);
+    const uintptr_t raw =
+        reinterpret_cast<uintptr_t>(nodes_.Allocate(chunk_bytes_ + kNodeAlign - 1));
+    chunk_ = reinterpret_cast<char*>(AlignUp(raw, kNodeAlign));
     chunk_left_ = chunk_bytes_;
   }
   char* result = chunk_;
@@ -440,12 +436,12 @@ char* BTreeIndex::AllocateNode(size_t bytes) {
 }
 
 BTreeIndex::Leaf* BTreeIndex::NewLeaf() {
-  constexpr size_t kBytes = (sizeof(Leaf) + kNodeAlign - 1) / kNodeAlign * kNodeAlign;
+  constexpr size_t kBytes = AlignUp(sizeof(Leaf), kNodeAlign);
   return new (AllocateNode(kBytes)) Leaf();
 }
 
 BTreeIndex::Inner* BTreeIndex::NewInner() {
-  constexpr size_t kBytes = (sizeof(Inner) + kNodeAlign - 1) / kNodeAlign * kNodeAlign;
+  constexpr size_t kBytes = AlignUp(sizeof(Inner), kNodeAlign);
   return new (AllocateNode(kBytes)) Inner();
 }
 
