@@ -133,16 +133,44 @@ struct DBImpl::Writer {
   }
 };
 
+namespace {
+
+// Put and Delete build their one-record batch in a batch kept per thread, so
+// a write allocates nothing (a fresh WriteBatch took a malloc and a free per
+// write: about 4% of a writer's time in fillrandom, perf on the dev machine).
+// A write returns only once its batch is applied, so the next write of the
+// thread may reuse it. Large records do not pin their memory.
+class SingleWriteBatch {
+ public:
+  SingleWriteBatch() : batch_(Cached()) { batch_.Clear(); }
+  ~SingleWriteBatch() {
+    constexpr size_t kKeepBytes = 64 << 10;
+    if (WriteBatchInternal::Contents(&batch_).size() > kKeepBytes) batch_ = WriteBatch();
+  }
+  SingleWriteBatch(const SingleWriteBatch&) = delete;
+  SingleWriteBatch& operator=(const SingleWriteBatch&) = delete;
+  WriteBatch* get() { return &batch_; }
+
+ private:
+  static WriteBatch& Cached() {
+    thread_local WriteBatch batch;
+    return batch;
+  }
+  WriteBatch& batch_;
+};
+
+}  // namespace
+
 Status DBImpl::Put(const WriteOptions& options, const Slice& key, const Slice& value) {
-  WriteBatch batch;
-  batch.Put(key, value);
-  return WriteImpl(options, &batch);
+  SingleWriteBatch batch;
+  batch.get()->Put(key, value);
+  return WriteImpl(options, batch.get());
 }
 
 Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
-  WriteBatch batch;
-  batch.Delete(key);
-  return WriteImpl(options, &batch);
+  SingleWriteBatch batch;
+  batch.get()->Delete(key);
+  return WriteImpl(options, batch.get());
 }
 
 Status DBImpl::Write(const WriteOptions& options, const WriteBatch& batch) {
