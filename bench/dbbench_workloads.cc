@@ -35,10 +35,10 @@ class DbBenchThread : public WorkloadThread {
         ok = VerifiedPut(ctx_, space_, first_op_ + i, stats, &scratch_);
         break;
       case Kind::kPutRandom:
-        ok = VerifiedPut(ctx_, space_, NextRandomKey(n), stats, &scratch_);
+        ok = VerifiedPut(ctx_, space_, NextRandomKey(n, /*put=*/true), stats, &scratch_);
         break;
       case Kind::kReadRandom:
-        ok = VerifiedGet(ctx_, space_, NextRandomKey(n), stats, &scratch_);
+        ok = VerifiedGet(ctx_, space_, NextRandomKey(n, /*put=*/false), stats, &scratch_);
         break;
       case Kind::kReadMissing:
         MissingKey(rng_.Uniform(n), ctx_->flags().key_size, &scratch_.key);
@@ -54,7 +54,7 @@ class DbBenchThread : public WorkloadThread {
                           stats);
         break;
       case Kind::kDelete:
-        ok = VerifiedDelete(ctx_, space_, NextRandomKey(n), stats, &scratch_);
+        ok = VerifiedDelete(ctx_, space_, NextRandomKey(n, /*put=*/false), stats, &scratch_);
         break;
     }
     stats->ops++;
@@ -62,15 +62,28 @@ class DbBenchThread : public WorkloadThread {
   }
 
  private:
-  // The next uniformly random key index, drawn one op ahead (the same
-  // sequence of draws as drawing it now) so its key state is prefetched
-  // while the engine serves this op.
-  uint64_t NextRandomKey(uint64_t n) {
-    if (!have_next_) next_ = rng_.Uniform(n);
-    const uint64_t index = next_;
-    next_ = rng_.Uniform(n);
-    have_next_ = true;
-    space_->state()->Prefetch(next_);
+  // The next uniformly random key index. Keys are drawn two ops ahead (the
+  // same sequence of draws as drawing each when needed): the key after next
+  // gets its key state prefetched, and, for puts, the next key's value body
+  // (its version read from that state, loaded by now), while the engine
+  // serves this op.
+  uint64_t NextRandomKey(uint64_t n, bool put) {
+    if (!have_ahead_) {
+      ahead_[0] = rng_.Uniform(n);
+      ahead_[1] = rng_.Uniform(n);
+      space_->state()->Prefetch(ahead_[0]);
+      space_->state()->Prefetch(ahead_[1]);
+      have_ahead_ = true;
+    }
+    const uint64_t index = ahead_[0];
+    ahead_[0] = ahead_[1];
+    ahead_[1] = rng_.Uniform(n);
+    space_->state()->Prefetch(ahead_[1]);
+    if (put) {
+      space_->Key(ahead_[0], &ahead_key_);
+      ctx_->values().Prefetch(ahead_key_, space_->state()->NextWriteVersion(ahead_[0]),
+                              space_->value_size());
+    }
     return index;
   }
 
@@ -106,8 +119,9 @@ class DbBenchThread : public WorkloadThread {
   BenchContext* ctx_;
   KeySpace* space_;
   Rng rng_;
-  uint64_t next_ = 0;  // NextRandomKey's drawn-ahead index, once have_next_
-  bool have_next_ = false;
+  uint64_t ahead_[2] = {0, 0};  // NextRandomKey's next two indexes, once have_ahead_
+  bool have_ahead_ = false;
+  std::string ahead_key_;  // ahead_[0]'s key, for its value's prefetch
   uint64_t first_op_;
   OpScratch scratch_;
   std::unique_ptr<Cursor> cursor_;

@@ -68,6 +68,11 @@ class KeyState {
     __builtin_prefetch(&committed_[index], 1, 3);
     __builtin_prefetch(&stripes_[index % kStripes], 1, 3);
   }
+  // The version a write of key index begun now would carry: a hint for
+  // prefetching (a concurrent write of the key may take it first).
+  uint32_t NextWriteVersion(uint64_t index) const {
+    return (issued_[index].load(std::memory_order_relaxed) >> 1) + 1;
+  }
   // Judges a read that began with ticket and just ended. found: whether the
   // engine returned a value; version: the version the value carries (valid
   // only if found). False and *why set if the read is wrong.

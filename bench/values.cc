@@ -62,6 +62,19 @@ void ValueFactory::Make(std::string_view key, uint32_t version, size_t size,
   }
 }
 
+void ValueFactory::Prefetch(std::string_view key, uint32_t version, size_t size) const {
+  // At most the first 256 bytes: a longer copy streams, and the hardware
+  // prefetcher follows it.
+  constexpr size_t kMaxBytes = 256;
+  const size_t body = std::min(size - std::min(size, kMinValueSize), kMaxBytes);
+  if (body == 0) return;
+  const size_t offset = (Hash(key, version, size) >> 32) % kBufferSize;
+  const size_t first = offset & ~size_t{63};
+  for (size_t at = first; at < offset + body; at += 64) {
+    __builtin_prefetch(buffer_.data() + at % kBufferSize);
+  }
+}
+
 bool ValueFactory::BodyMatches(uint64_t hash, std::string_view body) const {
   size_t offset = (hash >> 32) % kBufferSize;
   size_t done = 0;

@@ -28,6 +28,11 @@ class ValueFactory {
   // REQUIRES: size >= kMinValueSize.
   void Make(std::string_view key, uint32_t version, size_t size, std::string* out) const;
 
+  // Starts loading the random-buffer lines that Make(key, version, size)
+  // copies first (the body starts at a hashed offset, so each value's copy
+  // would otherwise wait for cache misses in the 1 MiB buffer).
+  void Prefetch(std::string_view key, uint32_t version, size_t size) const;
+
   // True and *version set when value is exactly what Make produced for key
   // at some version; otherwise false and *why says what is wrong.
   bool Check(std::string_view key, std::string_view value, uint32_t* version,

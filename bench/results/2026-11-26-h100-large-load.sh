@@ -1,0 +1,48 @@
+#!/bin/bash
+# The largest loads that fit a 10-minute device call, one executor per part,
+# on the H100 machine (build-cuda, Release, sm_90, stripped into .carry/w4/).
+# Build: the write batch of Put/Delete kept per thread, the benchmark's value
+# bodies prefetched one op ahead. One part per invocation:
+#   PART=stress  fillrandom NUM keys, 8 writers beside 15 busy threads, one
+#                executor (EXEC=force|off), --time-limit LIMIT, timeout TMO
+#   PART=free    fillrandom NUM keys, 16 writers, no stress, one executor
+#                (EXEC=force|off), --time-limit LIMIT, timeout TMO
+#   PART=tests   gpu_test and the DB tests forced onto the GPU executor
+# 16 B keys, 128 B values, direct I/O for flushes and compactions, every
+# write recorded for verification; the JSON lines go to $OUT/w4.jsonl.
+D=.carry/w4
+B=$D/accelkv-bench
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+common=(--key-size=16 --value-size=128 --quiet --stats --json "$OUT/w4.jsonl")
+accel=(--engine-opt=accelkv:use_direct_io_for_flush_and_compaction=true)
+run() { # name timeout args...
+  local name=$1 tmo=$2
+  shift 2
+  rm -rf /tmp/w4db
+  local t0=$(date +%s)
+  timeout "$tmo" $B "$@" "${common[@]}" --db=/tmp/w4db >>"$OUT/w4.log" 2>&1
+  local rc=$?
+  echo "== $name rc=$rc wall=$(($(date +%s) - t0))s" | tee -a "$OUT/w4.log"
+  grep -E "^(accelkv|rocksdb|leveldb) +fillrandom" "$OUT/w4.log" | tail -1
+  python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readlines()[-1]); print({k: d.get(k) for k in ("ops", "ops_per_sec", "seconds", "time_limited", "lat_us_p99", "compaction_wait_sec", "cpu_sec")}); print("\n".join(l for l in d["engine_stats"].split("\n") if l.startswith(("User writes", "Stalls", "Executor"))))' "$OUT/w4.jsonl"
+}
+{ nvidia-smi -L; nproc; uname -r; df -h /tmp | tail -1; } >>"$OUT/w4.log" 2>&1
+case "${PART:-tests}" in
+stress)
+  run "stress-$EXEC-$NUM" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
+    --engine-opt=accelkv:gpu_compaction="$EXEC" --workload=fillrandom --stress-cpu=15 \
+    --num="$NUM" --threads=8 --time-limit="${LIMIT:-0}"
+  ;;
+free)
+  run "free-$EXEC-$NUM" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
+    --engine-opt=accelkv:gpu_compaction="$EXEC" --workload=fillrandom \
+    --num="$NUM" --threads=16 --time-limit="${LIMIT:-0}"
+  ;;
+tests)
+  $D/gpu_test 2>&1 | tee "$OUT/gpu_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure"
+  ACCELKV_TEST_GPU_COMPACTION=force $D/db_test \
+    --gtest_filter='Envs/DBModelTest.*:DBCrashTest.*:DBGpuTest.*' 2>&1 |
+    tee "$OUT/db_gpu_test.log" | grep -E "^\[  (PASSED|FAILED) |Failure"
+  ;;
+esac
