@@ -2,26 +2,35 @@
 # The largest loads that fit a 10-minute device call, one executor per part,
 # on the H100 machine (build-cuda, Release, sm_90, stripped into .carry/w4/).
 # Build: the write batch of Put/Delete kept per thread, the benchmark's value
-# bodies prefetched one op ahead. One part per invocation:
+# bodies prefetched one op ahead. One part per invocation (SAMPLE="T1 T2":
+# the off-CPU sampler $D/offcpu.py, committed as
+# bench/results/2026-11-26-offcpu.py, from T1 to T2 s into the run):
 #   PART=stress  fillrandom NUM keys, 8 writers beside 15 busy threads, one
 #                executor (EXEC=force|off), --time-limit LIMIT, timeout TMO
 #   PART=free    fillrandom NUM keys, 16 writers, no stress, one executor
 #                (EXEC=force|off), --time-limit LIMIT, timeout TMO
 #   PART=tests   gpu_test and the DB tests forced onto the GPU executor
-# 16 B keys, 128 B values, direct I/O for flushes and compactions, every
-# write recorded for verification; the JSON lines go to $OUT/w4.jsonl.
+# 16 B keys, 128 B values, direct I/O for flushes and compactions (DIRECT=false:
+# buffered table I/O), every write recorded for verification; the JSON lines
+# go to $OUT/w4.jsonl.
 D=.carry/w4
 B=$D/accelkv-bench
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 common=(--key-size=16 --value-size=128 --quiet --stats --json "$OUT/w4.jsonl")
-accel=(--engine-opt=accelkv:use_direct_io_for_flush_and_compaction=true)
+accel=(--engine-opt=accelkv:use_direct_io_for_flush_and_compaction="${DIRECT:-true}")
 run() { # name timeout args...
   local name=$1 tmo=$2
   shift 2
   rm -rf /tmp/w4db
   local t0=$(date +%s)
-  timeout "$tmo" $B "$@" "${common[@]}" --db=/tmp/w4db >>"$OUT/w4.log" 2>&1
+  timeout "$tmo" $B "$@" "${common[@]}" --db=/tmp/w4db >>"$OUT/w4.log" 2>&1 &
+  local pid=$!
+  if [ -n "$SAMPLE" ]; then # "t1 t2": per-thread scheduler counters and states
+    sleep 1
+    python3 $D/offcpu.py "$(pgrep -n accelkv-bench)" $SAMPLE >"$OUT/$name.offcpu" 2>&1
+  fi
+  wait $pid
   local rc=$?
   echo "== $name rc=$rc wall=$(($(date +%s) - t0))s" | tee -a "$OUT/w4.log"
   grep -E "^(accelkv|rocksdb|leveldb) +fillrandom" "$OUT/w4.log" | tail -1
@@ -30,12 +39,12 @@ run() { # name timeout args...
 { nvidia-smi -L; nproc; uname -r; df -h /tmp | tail -1; } >>"$OUT/w4.log" 2>&1
 case "${PART:-tests}" in
 stress)
-  run "stress-$EXEC-$NUM" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
+  run "stress-$EXEC-$NUM-direct${DIRECT:-true}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
     --engine-opt=accelkv:gpu_compaction="$EXEC" --workload=fillrandom --stress-cpu=15 \
     --num="$NUM" --threads=8 --time-limit="${LIMIT:-0}"
   ;;
 free)
-  run "free-$EXEC-$NUM" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
+  run "free-$EXEC-$NUM-direct${DIRECT:-true}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
     --engine-opt=accelkv:gpu_compaction="$EXEC" --workload=fillrandom \
     --num="$NUM" --threads=16 --time-limit="${LIMIT:-0}"
   ;;
