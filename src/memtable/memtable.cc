@@ -48,10 +48,12 @@ class MemTable::MemTableIterator final : public Iterator {
 };
 
 MemTable::MemTable(const InternalKeyComparator& cmp, bool huge_arena, bool btree)
-    : comparator_{cmp.user_comparator(), cmp.user_comparator()->IsBytewise()},
-      arena_(huge_arena),
-      table_(comparator_, &arena_) {
-  if (btree && comparator_.bytewise) btree_ = std::make_unique<BTreeIndex>(huge_arena);
+    : comparator_{cmp.user_comparator(), cmp.user_comparator()->IsBytewise()}, arena_(huge_arena) {
+  if (btree && comparator_.bytewise) {
+    btree_ = std::make_unique<BTreeIndex>(huge_arena);
+  } else {
+    table_.emplace(comparator_, &arena_);
+  }
 }
 
 void MemTable::Unref() {
@@ -62,7 +64,7 @@ void MemTable::Unref() {
 
 Iterator* MemTable::NewIterator() {
   if (btree_) return new MemTableIterator<BTreeIndex::Iterator>(btree_.get());
-  return new MemTableIterator<Table::Iterator>(&table_);
+  return new MemTableIterator<Table::Iterator>(&*table_);
 }
 
 void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
@@ -70,7 +72,7 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const S
   if (btree_) {
     btree_->Insert(entry);
   } else {
-    table_.Insert(entry);
+    table_->Insert(entry);
   }
 }
 
@@ -80,7 +82,7 @@ const char* MemTable::Prepare(SequenceNumber seq, ValueType type, const Slice& k
   const size_t ikey_size = key.size() + kInternalKeyTrailerSize;
   const size_t encoded_len = static_cast<size_t>(VarintLength(ikey_size)) + ikey_size +
                              static_cast<size_t>(VarintLength(v.size())) + v.size();
-  char* buf = btree_ ? arena_.Allocate(encoded_len) : table_.AllocateKey(encoded_len);
+  char* buf = btree_ ? arena_.Allocate(encoded_len) : table_->AllocateKey(encoded_len);
   char* p = EncodeVarint32(buf, static_cast<uint32_t>(ikey_size));
   if (!key.empty()) std::memcpy(p, key.data(), key.size());
   p += key.size();
@@ -100,7 +102,7 @@ const char* MemTable::Prepare(SequenceNumber seq, ValueType type, const Slice& k
 
 bool MemTable::Get(const LookupKey& key, std::string* value, Status* s) {
   const Slice target = key.internal_key();
-  const char* entry = btree_ ? btree_->FindFirstAtLeast(target) : table_.FindFirstAtLeast(target);
+  const char* entry = btree_ ? btree_->FindFirstAtLeast(target) : table_->FindFirstAtLeast(target);
   if (entry == nullptr) return false;
   const Slice found = KeyComparator::Decode(entry);
   // The first entry >= (user_key, sequence) is the newest visible version of

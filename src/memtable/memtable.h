@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "accelkv/iterator.h"
@@ -82,7 +83,7 @@ class MemTable {
     if (btree_) {
       btree_->Insert(entry);
     } else {
-      table_.InsertConcurrently(entry);
+      table_->InsertConcurrently(entry);
     }
   }
 
@@ -136,7 +137,7 @@ class MemTable {
   const KeyComparator comparator_;
   int refs_ = 0;
   Arena arena_;
-  Table table_;                        // unused when btree_ is set
+  std::optional<Table> table_;         // the index, unless btree_ is set
   std::unique_ptr<BTreeIndex> btree_;  // the index, if not the skiplist
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<uint64_t> num_deletions_{0};
