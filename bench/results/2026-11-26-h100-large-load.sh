@@ -13,7 +13,7 @@
 # 16 B keys, 128 B values, direct I/O for flushes and compactions (DIRECT=false:
 # buffered table I/O), every write recorded for verification; the JSON lines
 # go to $OUT/w4.jsonl.
-D=.carry/w4
+D=${D:-.carry/w4}  # D=.carry/w5: the build with direct writes behind the appender (see the .md)
 B=$D/accelkv-bench
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
