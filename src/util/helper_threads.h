@@ -1,6 +1,8 @@
 // HelperThreads: a process-wide cache of helper threads for short pieces of
-// parallel work (the GPU executor's file reads, writes and plan ranges,
-// about 50 pieces per compaction job). A task goes to a thread that is
+// parallel or background work: the GPU executor's file reads, writes and
+// plan ranges (about 50 pieces per compaction job), the mmap WAL's next
+// window mapped ahead, and direct-I/O files' staging buffers written behind
+// the appender (src/env/). A task goes to a thread that is
 // waiting for one, or to a new thread when none is; a thread idle for
 // kIdleSeconds ends. Against a thread started and joined per piece: GPU
 // compaction 4-9% faster at 32-128 B values, 3-6% less CPU
