@@ -7,15 +7,19 @@
 //   size is aligned (nothing staged) writes its aligned prefix directly
 //   from the caller's memory (the zero-copy path: the GPU executor's pinned
 //   output buffer holds each table at an aligned offset);
-// - everything else goes through an aligned staging buffer, written out
-//   whole as it fills, and on Flush as far as whole blocks go;
-// - Sync and Close write the last partial block padded with zeros, then
-//   ftruncate the file to its true size (and Sync fdatasyncs). A later
-//   Append rewrites that block whole.
+// - everything else goes through aligned 1 MiB staging buffers: a full one
+//   is written behind the appender by a helper thread while the next fills
+//   (up to three writes in flight; the first failed one is returned by the
+//   next call), and Flush waits for those, then writes the staged whole
+//   blocks;
+// - Sync and Close wait for the writes in flight, write the last partial
+//   block padded with zeros, then ftruncate the file to its true size (and
+//   Sync fdatasyncs). A later Append rewrites that block whole.
 // The file's bytes are exactly the bytes appended, as with a buffered file.
 // Internal to src/env/.
 //
-// Thread safety: one writer, as every WritableFile.
+// Thread safety: one writer, as every WritableFile (the helper threads
+// touch only the buffers handed to them).
 #pragma once
 
 #include <cstddef>
