@@ -31,4 +31,4 @@ cmake --build build-tsan -j"$jobs" --target db_test memtable_test gpu_test env_t
 # window mapped ahead).
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 900 \
-  -R "Concurren|SkipListTest|BTreeIndex|LinkJob|WritePipelineTest|DBPipelinedWriteTest|DBCombiningTest|GpuExecutorTest|GpuDecodeTest|GpuPlanTest|DirectWritesBehind|DirectWriteBehind|PosixMmapWritableFile"
+  -R "Concurren|SkipListTest|BTreeIndex|LinkJob|WritePipelineTest|DBPipelinedWriteTest|DBCombiningTest|GpuExecutorTest|GpuDecodeTest|GpuPlanTest|DirectWriteTest|PosixMmapWritableFile"

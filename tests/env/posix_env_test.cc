@@ -165,32 +165,41 @@ TEST(PosixEnv, DirectWritesHoldExactlyTheBytesAppended) {
   }
 }
 
+// The direct-I/O writable file itself (posix_direct_writable_file.h), opened
+// on a fresh file; the tests skip on a file system that refuses O_DIRECT.
+class DirectWriteTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    const Status open = NewPosixDirectWritableFile(fname_, &file_);
+    if (open.IsInvalidArgument()) GTEST_SKIP() << "the file system refuses O_DIRECT";
+    ASSERT_TRUE(open.ok()) << open.ToString();
+  }
+
+  test::TempDir dir_;
+  const std::string fname_ = dir_.File("direct");
+  std::unique_ptr<WritableFile> file_;
+};
+
 // A table's pattern: many block-sized appends from unaligned memory, so
 // that full staging buffers are written behind the appender, several at
 // once (posix_direct_writable_file.cc), with a Flush in the middle; the file
 // holds exactly the bytes appended.
-TEST(PosixEnv, DirectWritesBehindTheAppenderKeepEveryByteInPlace) {
-  test::TempDir dir;
-  const std::string fname = dir.File("behind");
-  std::unique_ptr<WritableFile> file;
-  const Status open = NewPosixDirectWritableFile(fname, &file);
-  if (open.IsInvalidArgument()) GTEST_SKIP() << "the file system refuses O_DIRECT";
-  ASSERT_TRUE(open.ok()) << open.ToString();
+TEST_F(DirectWriteTest, WritesBehindTheAppenderKeepEveryByteInPlace) {
   Random rnd(test::TestSeed());
   std::string expected;
   std::string block;
   while (expected.size() < (13u << 20)) {
     block.resize(1 + rnd.Uniform(8192));
     for (char& c : block) c = static_cast<char>(rnd.Uniform(256));
-    ASSERT_TRUE(file->Append(block).ok());
+    ASSERT_TRUE(file_->Append(block).ok());
     expected += block;
     if (expected.size() > (6u << 20) && expected.size() - block.size() <= (6u << 20)) {
-      ASSERT_TRUE(file->Flush().ok());
+      ASSERT_TRUE(file_->Flush().ok());
     }
   }
-  ASSERT_TRUE(file->Close().ok());
+  ASSERT_TRUE(file_->Close().ok());
   std::string got;
-  ASSERT_TRUE(ReadFileToString(Env::Default(), fname, &got).ok());
+  ASSERT_TRUE(ReadFileToString(Env::Default(), fname_, &got).ok());
   ASSERT_EQ(expected.size(), got.size());
   EXPECT_TRUE(got == expected);
 }
@@ -199,13 +208,7 @@ TEST(PosixEnv, DirectWritesBehindTheAppenderKeepEveryByteInPlace) {
 // size limit, EFBIG with SIGXFSZ ignored) is reported by a later Append of
 // the file, which only stages bytes in memory, and again by Close: never
 // lost.
-TEST(PosixEnv, DirectWriteBehindFailureReachesTheCaller) {
-  test::TempDir dir;
-  const std::string fname = dir.File("too-big");
-  std::unique_ptr<WritableFile> file;
-  const Status open = NewPosixDirectWritableFile(fname, &file);
-  if (open.IsInvalidArgument()) GTEST_SKIP() << "the file system refuses O_DIRECT";
-  ASSERT_TRUE(open.ok()) << open.ToString();
+TEST_F(DirectWriteTest, WriteBehindFailureReachesTheCaller) {
   struct rlimit old_limit;
   ASSERT_EQ(0, getrlimit(RLIMIT_FSIZE, &old_limit));
   struct sigaction ignore = {}, old_action;
@@ -217,8 +220,8 @@ TEST(PosixEnv, DirectWriteBehindFailureReachesTheCaller) {
   const std::string block(4000, 'x');
   Status appended;
   int appends = 0;
-  for (; appends < 3000 && appended.ok(); appends++) appended = file->Append(block);  // 12 MB
-  const Status closed = file->Close();
+  for (; appends < 3000 && appended.ok(); appends++) appended = file_->Append(block);  // 12 MB
+  const Status closed = file_->Close();
   ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &old_limit));
   ASSERT_EQ(0, sigaction(SIGXFSZ, &old_action, nullptr));
   EXPECT_TRUE(appended.IsIOError()) << appended.ToString() << " after " << appends << " appends";
