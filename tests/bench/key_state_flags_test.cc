@@ -79,6 +79,24 @@ TEST(KeyState, PreexistingKeysAreUnknownUntilWritten) {
   EXPECT_FALSE(Read(state, 4, false, 0));
 }
 
+// The state of a key space larger than one 2 MiB huge page (8 bytes a key):
+// every key, the last included, starts absent and keeps its own words.
+TEST(KeyState, EveryKeyOfALargeSpaceIsItsOwn) {
+  const uint64_t n = (uint64_t{5} << 20) / 8 + 3;
+  KeyState state(n);
+  EXPECT_EQ(state.LiveKeys(), 0u);
+  for (uint64_t i : {uint64_t{0}, n / 2, n - 2, n - 1}) {
+    KeyState::WriteGuard g(&state, i, /*is_delete=*/i == n - 2);
+    g.Commit();
+  }
+  EXPECT_EQ(state.LiveKeys(), 3u);
+  EXPECT_TRUE(state.IsLive(n - 1));
+  EXPECT_FALSE(state.IsLive(n - 2));
+  EXPECT_FALSE(state.IsLive(n - 3));
+  EXPECT_TRUE(Read(state, n - 1, true, 1));
+  EXPECT_FALSE(Read(state, n - 3, true, 1));
+}
+
 bool Parse(std::vector<const char*> args, BenchFlags* flags, std::string* error) {
   args.insert(args.begin(), "accelkv-bench");
   return ParseFlags(static_cast<int>(args.size()), args.data(), flags, error);
