@@ -5,8 +5,8 @@
 # bodies prefetched one op ahead. One part per invocation (SAMPLE="T1 T2":
 # the off-CPU sampler $D/offcpu.py, committed as
 # bench/results/2026-11-26-offcpu.py, from T1 to T2 s into the run):
-#   PART=stress  fillrandom NUM keys, 8 writers beside 15 busy threads, one
-#                executor (EXEC=force|off), --time-limit LIMIT, timeout TMO
+#   PART=stress  fillrandom NUM keys, THREADS writers (default 8) beside 15 busy
+#                threads, one executor (EXEC=force|off), --time-limit LIMIT, timeout TMO
 #   PART=free    fillrandom NUM keys, 16 writers, no stress, one executor
 #                (EXEC=force|off), --time-limit LIMIT, timeout TMO
 #   PART=tests   gpu_test and the DB tests forced onto the GPU executor
@@ -41,7 +41,7 @@ case "${PART:-tests}" in
 stress)
   run "stress-$EXEC-$NUM-direct${DIRECT:-true}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
     --engine-opt=accelkv:gpu_compaction="$EXEC" --workload=fillrandom --stress-cpu=15 \
-    --num="$NUM" --threads=8 --time-limit="${LIMIT:-0}"
+    --num="$NUM" --threads="${THREADS:-8}" --time-limit="${LIMIT:-0}"
   ;;
 free)
   run "free-$EXEC-$NUM-direct${DIRECT:-true}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
