@@ -1,6 +1,8 @@
 # Off-CPU sampler: per thread, scheduler counters over [t1, t2] seconds after
 # start (run, run-queue wait, voluntary/involuntary switches) and, every
-# 10 ms, the thread's state and wchan (where a sleeping thread sleeps).
+# 10 ms, the thread's state and wchan (where a sleeping thread sleeps) and the
+# CPU it last ran on (stat field 39; 2026-11-26, second session: whether the
+# writers share few CPUs).
 import collections, os, sys, time
 pid, t1, t2 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 base = f"/proc/{pid}/task"
@@ -19,13 +21,16 @@ def snap():
 time.sleep(t1)
 a = snap(); ta = time.time()
 states = collections.defaultdict(collections.Counter)
+cpus = collections.defaultdict(collections.Counter)
 n = 0
 while time.time() - ta < t2 - t1:
     for tid in os.listdir(base):
         st = rd(f"{base}/{tid}/stat")
         if not st:
             continue
-        state = st[st.rindex(")") + 2]
+        rest = st[st.rindex(")") + 2:].split()
+        state = rest[0]
+        cpus[tid][int(rest[36])] += 1
         w = rd(f"{base}/{tid}/wchan") or "?"
         states[tid][state if state == "R" else state + ":" + w] += 1
     n += 1
@@ -45,3 +50,5 @@ for r in rows:
     tot = sum(states[r[3]].values()) or 1
     top = ", ".join(f"{k} {v / tot:.2f}" for k, v in states[r[3]].most_common(5))
     print("%7.2f %7.2f %8d %-16s %s: %s" % (r[0], r[1], r[2], comm, r[3], top))
+    ctot = sum(cpus[r[3]].values()) or 1
+    print("        cpus: " + ", ".join(f"{c} {v / ctot:.2f}" for c, v in cpus[r[3]].most_common(6)))
