@@ -129,6 +129,7 @@ class AccelKVEngine : public Engine {
       << "gpu_min_compaction_bytes=" << options_.gpu_min_compaction_bytes << "\n"
       << "use_direct_io_for_flush_and_compaction="
       << (options_.use_direct_io_for_flush_and_compaction ? "true" : "false") << "\n"
+      << "allow_mmap_reads=" << (options_.allow_mmap_reads ? "true" : "false") << "\n"
       << "allow_mmap_writes=" << (options_.allow_mmap_writes ? "true" : "false") << "\n"
       << "memtable_huge_pages=" << (options_.memtable_huge_pages ? "true" : "false") << "\n"
       << "memtable_btree_index=" << (options_.memtable_btree_index ? "true" : "false") << "\n"
@@ -212,6 +213,8 @@ class AccelKVEngine : public Engine {
     bool* flag = nullptr;
     if (name == "use_direct_io_for_flush_and_compaction") {
       flag = &options_.use_direct_io_for_flush_and_compaction;
+    } else if (name == "allow_mmap_reads") {
+      flag = &options_.allow_mmap_reads;
     } else if (name == "allow_mmap_writes") {
       flag = &options_.allow_mmap_writes;
     } else if (name == "memtable_huge_pages") {
