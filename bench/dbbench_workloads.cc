@@ -64,9 +64,10 @@ class DbBenchThread : public WorkloadThread {
  private:
   // The next uniformly random key index. Keys are drawn two ops ahead (the
   // same sequence of draws as drawing each when needed): the key after next
-  // gets its key state prefetched, and, for puts, the next key's value body
-  // (its version read from that state, loaded by now), while the engine
-  // serves this op.
+  // gets its key state prefetched, and, for puts, the next key is formatted
+  // and its value hashed (its version read from that state, loaded by now)
+  // and its value body prefetched, while the engine serves this op; the
+  // put then takes that key and hash (OpScratch::prepared).
   uint64_t NextRandomKey(uint64_t n, bool put) {
     if (!have_ahead_) {
       ahead_[0] = rng_.Uniform(n);
@@ -76,13 +77,22 @@ class DbBenchThread : public WorkloadThread {
       have_ahead_ = true;
     }
     const uint64_t index = ahead_[0];
+    if (put && ahead_prepared_) {
+      scratch_.key.swap(ahead_key_);
+      scratch_.prepared = true;
+      scratch_.prepared_index = index;
+      scratch_.prepared_version = ahead_version_;
+      scratch_.prepared_hash = ahead_hash_;
+    }
     ahead_[0] = ahead_[1];
     ahead_[1] = rng_.Uniform(n);
     space_->state()->Prefetch(ahead_[1]);
+    ahead_prepared_ = put;
     if (put) {
       space_->Key(ahead_[0], &ahead_key_);
-      ctx_->values().Prefetch(ahead_key_, space_->state()->NextWriteVersion(ahead_[0]),
-                              space_->value_size());
+      ahead_version_ = space_->state()->NextWriteVersion(ahead_[0]);
+      ahead_hash_ = ctx_->values().Hash(ahead_key_, ahead_version_, space_->value_size());
+      ctx_->values().Prefetch(ahead_hash_, space_->value_size());
     }
     return index;
   }
@@ -121,7 +131,12 @@ class DbBenchThread : public WorkloadThread {
   Rng rng_;
   uint64_t ahead_[2] = {0, 0};  // NextRandomKey's next two indexes, once have_ahead_
   bool have_ahead_ = false;
-  std::string ahead_key_;  // ahead_[0]'s key, for its value's prefetch
+  // For puts (ahead_prepared_): ahead_[0]'s key, the version its write would
+  // carry as of the draw, and its value's hash.
+  bool ahead_prepared_ = false;
+  std::string ahead_key_;
+  uint32_t ahead_version_ = 0;
+  uint64_t ahead_hash_ = 0;
   uint64_t first_op_;
   OpScratch scratch_;
   std::unique_ptr<Cursor> cursor_;

@@ -47,7 +47,10 @@ uint64_t ValueFactory::Hash(std::string_view key, uint32_t version, size_t size)
 
 void ValueFactory::Make(std::string_view key, uint32_t version, size_t size,
                         std::string* out) const {
-  const uint64_t h = Hash(key, version, size);
+  MakeFromHash(Hash(key, version, size), version, size, out);
+}
+
+void ValueFactory::MakeFromHash(uint64_t h, uint32_t version, size_t size, std::string* out) const {
   out->resize(size);
   char* p = out->data();
   PutFixed32(p, version);
@@ -62,13 +65,13 @@ void ValueFactory::Make(std::string_view key, uint32_t version, size_t size,
   }
 }
 
-void ValueFactory::Prefetch(std::string_view key, uint32_t version, size_t size) const {
+void ValueFactory::Prefetch(uint64_t hash, size_t size) const {
   // At most the first 256 bytes: a longer copy streams, and the hardware
   // prefetcher follows it.
   constexpr size_t kMaxBytes = 256;
   const size_t body = std::min(size - std::min(size, kMinValueSize), kMaxBytes);
   if (body == 0) return;
-  const size_t offset = (Hash(key, version, size) >> 32) % kBufferSize;
+  const size_t offset = (hash >> 32) % kBufferSize;
   const size_t first = offset & ~size_t{63};
   for (size_t at = first; at < offset + body; at += 64) {
     __builtin_prefetch(buffer_.data() + at % kBufferSize);

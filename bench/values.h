@@ -28,10 +28,17 @@ class ValueFactory {
   // REQUIRES: size >= kMinValueSize.
   void Make(std::string_view key, uint32_t version, size_t size, std::string* out) const;
 
-  // Starts loading the random-buffer lines that Make(key, version, size)
-  // copies first (the body starts at a hashed offset, so each value's copy
-  // would otherwise wait for cache misses in the 1 MiB buffer).
-  void Prefetch(std::string_view key, uint32_t version, size_t size) const;
+  // The hash that places and tags the value of (key, version, size). A
+  // workload that knows its next put one op ahead computes it once, for
+  // Prefetch and then MakeFromHash.
+  uint64_t Hash(std::string_view key, uint32_t version, size_t size) const;
+  // Make, given hash = Hash(key, version, size). REQUIRES: as Make.
+  void MakeFromHash(uint64_t hash, uint32_t version, size_t size, std::string* out) const;
+
+  // Starts loading the random-buffer lines that the value of hash (of that
+  // size) copies first (the body starts at a hashed offset, so each value's
+  // copy would otherwise wait for cache misses in the 1 MiB buffer).
+  void Prefetch(uint64_t hash, size_t size) const;
 
   // True and *version set when value is exactly what Make produced for key
   // at some version; otherwise false and *why says what is wrong.
@@ -39,7 +46,6 @@ class ValueFactory {
              std::string* why) const;
 
  private:
-  uint64_t Hash(std::string_view key, uint32_t version, size_t size) const;
   bool BodyMatches(uint64_t hash, std::string_view body) const;
 
   static constexpr size_t kBufferSize = 1 << 20;

@@ -29,9 +29,16 @@ bool EngineFailed(BenchContext* ctx, const char* op, std::string_view key, const
 
 bool VerifiedPut(BenchContext* ctx, KeySpace* space, uint64_t index, ThreadStats* stats,
                  OpScratch* scratch) {
-  space->Key(index, &scratch->key);
+  const bool prepared = scratch->prepared && scratch->prepared_index == index;
+  scratch->prepared = false;
+  if (!prepared) space->Key(index, &scratch->key);
   KeyState::WriteGuard guard(space->state(), index, /*is_delete=*/false);
-  ctx->values().Make(scratch->key, guard.version(), space->value_size(), &scratch->value);
+  if (prepared && scratch->prepared_version == guard.version()) {
+    ctx->values().MakeFromHash(scratch->prepared_hash, guard.version(), space->value_size(),
+                               &scratch->value);
+  } else {  // unprepared, or another thread wrote the key since
+    ctx->values().Make(scratch->key, guard.version(), space->value_size(), &scratch->value);
+  }
   EngineStatus s = ctx->engine()->Put(scratch->key, scratch->value);
   if (!s.ok()) return EngineFailed(ctx, "Put", scratch->key, s);
   guard.Commit();

@@ -20,6 +20,15 @@ struct OpScratch {
   std::string key;
   std::string value;
   std::string read;
+  // A put prepared one op ahead (DbBenchThread): `key` holds the key of
+  // prepared_index, and prepared_hash is ValueFactory::Hash of it at
+  // prepared_version and the space's value size. VerifiedPut of that index
+  // uses them (the hash only if its version is still prepared_version) and
+  // clears `prepared`; any other op leaves them unused.
+  bool prepared = false;
+  uint64_t prepared_index = 0;
+  uint32_t prepared_version = 0;
+  uint64_t prepared_hash = 0;
 };
 
 // Puts a new version of space's key index (value size: the space's).
