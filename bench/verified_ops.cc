@@ -36,7 +36,7 @@ bool VerifiedPut(BenchContext* ctx, KeySpace* space, uint64_t index, ThreadStats
   if (prepared && scratch->prepared_version == guard.version()) {
     ctx->values().MakeFromHash(scratch->prepared_hash, guard.version(), space->value_size(),
                                &scratch->value);
-  } else {  // unprepared, or another thread wrote the key since
+  } else {  // unprepared, or the key was written since it was prepared
     ctx->values().Make(scratch->key, guard.version(), space->value_size(), &scratch->value);
   }
   EngineStatus s = ctx->engine()->Put(scratch->key, scratch->value);
