@@ -27,6 +27,16 @@ TEST(Keys, DbBenchKeysAreFixedSizeOrderedAndParseBack) {
     ASSERT_TRUE(ParseDbBenchKey(a, 16, &index));
     EXPECT_EQ(index, i);
   }
+  DbBenchKey(0, 16, &a);
+  EXPECT_EQ(a, "0000000000000000");
+  DbBenchKey(119999999, 16, &a);
+  EXPECT_EQ(a, "0000000119999999");
+  DbBenchKey(9876543210123456, 16, &a);
+  EXPECT_EQ(a, "9876543210123456");
+  DbBenchKey(129876543210123456, 16, &a);  // wider than the key: its low digits
+  EXPECT_EQ(a, "9876543210123456");
+  DbBenchKey(7, 1, &a);
+  EXPECT_EQ(a, "7");
   EXPECT_FALSE(ParseDbBenchKey("000000000000004x", 16, &index));
   EXPECT_FALSE(ParseDbBenchKey("42", 16, &index));
   EXPECT_FALSE(ParseDbBenchKey("", 0, &index));
