@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdint>
@@ -27,10 +28,24 @@ constexpr int kStagingBuffers = 4;
 
 bool Aligned(uint64_t v) { return IsAligned(v, kDirectIoAlignment); }
 
-// pwrite of n bytes at offset, all of it; aligned p, n and offset.
+std::atomic<uint64_t> g_direct_writes{0};
+std::atomic<uint64_t> g_largest_direct_write{0};
+
+void CountDirectWrite(size_t n) {
+  g_direct_writes.fetch_add(1, std::memory_order_relaxed);
+  uint64_t largest = g_largest_direct_write.load(std::memory_order_relaxed);
+  while (n > largest &&
+         !g_largest_direct_write.compare_exchange_weak(largest, n, std::memory_order_relaxed)) {
+  }
+}
+
+// pwrite of n bytes at offset, all of it, at most kDirectWriteMaxBytes per
+// call (see the header); aligned p, n and offset.
 Status WriteAt(const std::string& fname, int fd, const char* p, size_t n, uint64_t offset) {
   while (n > 0) {
-    const ssize_t r = ::pwrite(fd, p, n, static_cast<off_t>(offset));
+    const size_t step = std::min(n, kDirectWriteMaxBytes);
+    CountDirectWrite(step);
+    const ssize_t r = ::pwrite(fd, p, step, static_cast<off_t>(offset));
     if (r < 0) {
       if (errno == EINTR) continue;
       return PosixError(fname, errno);
@@ -238,6 +253,13 @@ class PosixDirectWritableFile final : public WritableFile {
 };
 
 }  // namespace
+
+DirectWriteCounts GetDirectWriteCounts() {
+  DirectWriteCounts c;
+  c.writes = g_direct_writes.load(std::memory_order_relaxed);
+  c.largest = g_largest_direct_write.load(std::memory_order_relaxed);
+  return c;
+}
 
 Status NewPosixDirectWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result) {
   result->reset();

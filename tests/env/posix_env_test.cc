@@ -204,6 +204,27 @@ TEST_F(DirectWriteTest, WritesBehindTheAppenderKeepEveryByteInPlace) {
   EXPECT_TRUE(got == expected);
 }
 
+// A zero-copy Append (aligned memory, nothing staged) longer than
+// kDirectWriteMaxBytes goes out in pieces of at most that size, and the
+// file holds exactly its bytes.
+TEST_F(DirectWriteTest, LongZeroCopyAppendIsWrittenInPieces) {
+  const size_t n = 2 * kDirectWriteMaxBytes + kDirectWriteMaxBytes / 2 + 1000;
+  std::unique_ptr<char, decltype(&std::free)> src(
+      static_cast<char*>(std::aligned_alloc(4096, n + 4096)), &std::free);
+  Random rnd(test::TestSeed());
+  for (size_t i = 0; i < n; ++i) src.get()[i] = static_cast<char>(rnd.Uniform(256));
+  const DirectWriteCounts before = GetDirectWriteCounts();
+  ASSERT_TRUE(file_->Append(Slice(src.get(), n)).ok());
+  const DirectWriteCounts after = GetDirectWriteCounts();
+  EXPECT_GE(after.writes - before.writes, 3u);
+  EXPECT_LE(after.largest, kDirectWriteMaxBytes);
+  ASSERT_TRUE(file_->Close().ok());
+  std::string got;
+  ASSERT_TRUE(ReadFileToString(Env::Default(), fname_, &got).ok());
+  ASSERT_EQ(n, got.size());
+  EXPECT_TRUE(got == std::string(src.get(), n));
+}
+
 // A write behind the appender that fails (here: past the process's file
 // size limit, EFBIG with SIGXFSZ ignored) is reported by a later Append of
 // the file, which only stages bytes in memory, and again by Close: never
