@@ -22,7 +22,14 @@ namespace gpu {
 
 namespace {
 
-constexpr uint64_t kReadChunk = 8ull << 20;
+// The most one Read of an input file asks for. The job reads on up to 16
+// threads, so at most 16 such requests are queued at the disk at once, and
+// a flush's writes wait behind no more than that (as behind the writes,
+// kDirectWriteMaxBytes). H100, one writer beside 15 busy threads, 120M keys:
+// 4 MiB rather than 8 loaded at 662K against 626K and 575K ops/s on one
+// machine start, with the read stage no longer (66.6 s against 72.2-72.3 s;
+// one run, bench/results/2026-11-26-h100-stress-pairs-w8.md).
+constexpr uint64_t kReadChunk = 4ull << 20;
 
 std::string TableError(uint64_t number, const char* what) {
   return "table file " + std::to_string(number) + ": " + what;
