@@ -209,8 +209,9 @@ TEST_F(DirectWriteTest, WritesBehindTheAppenderKeepEveryByteInPlace) {
 // file holds exactly its bytes.
 TEST_F(DirectWriteTest, LongZeroCopyAppendIsWrittenInPieces) {
   const size_t n = 2 * kDirectWriteMaxBytes + kDirectWriteMaxBytes / 2 + 1000;
+  // aligned_alloc takes a multiple of the alignment (ASan enforces it).
   std::unique_ptr<char, decltype(&std::free)> src(
-      static_cast<char*>(std::aligned_alloc(4096, n + 4096)), &std::free);
+      static_cast<char*>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096)), &std::free);
   Random rnd(test::TestSeed());
   for (size_t i = 0; i < n; ++i) src.get()[i] = static_cast<char>(rnd.Uniform(256));
   const DirectWriteCounts before = GetDirectWriteCounts();
