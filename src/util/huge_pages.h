@@ -1,8 +1,9 @@
 // Anonymous memory for transparent huge pages: 2 MiB aligned (huge pages map
 // only there) and marked madvise(MADV_HUGEPAGE), a hint: the kernel backs it
 // with ordinary pages where it has no huge ones. Used by the memtable's
-// arena blocks (util/arena.cc) and the GPU executor's pinned host buffers
-// (gpu/cuda_key_sort_device.cu).
+// arena blocks (util/arena.cc), the GPU executor's pinned host buffers
+// (gpu/cuda_key_sort_device.cu) and the benchmark's per-key state
+// (bench/key_state.cc).
 #pragma once
 
 #include <cstddef>
