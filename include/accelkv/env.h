@@ -60,6 +60,17 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+// Whose I/O a file carries, where an Env orders requests to one device
+// (RocksDB's Env::IOPriority). PosixEnv orders only direct I/O: while a
+// kHigh direct-write file is open (the database opens its flushes' tables
+// so), kLow direct requests (its compactions' reads and writes) go out at
+// most two at a time, so a flush's writes do not queue behind a
+// compaction's. Other files, and other Envs, ignore it.
+enum class IOPriority : uint8_t {
+  kHigh,  // foreground and flushes (the default)
+  kLow,   // compactions
+};
+
 // How a RandomAccessFile is opened (RocksDB's EnvOptions, the part that
 // applies to reads).
 struct RandomAccessFileOptions {
@@ -79,6 +90,8 @@ struct RandomAccessFileOptions {
   // no page cache to fill). Takes precedence over use_mmap_reads (a mapping
   // reads through the page cache). Default false.
   bool use_direct_reads = false;
+  // The reads' priority (see IOPriority). Default kHigh.
+  IOPriority io_priority = IOPriority::kHigh;
 };
 
 // The alignment of direct I/O (RandomAccessFileOptions::use_direct_reads,
@@ -106,6 +119,8 @@ struct WritableFileOptions {
   // append-only logs whose reader ends at zeros (the WAL). use_direct_writes
   // takes precedence. Default false.
   bool use_mmap_writes = false;
+  // The writes' priority (see IOPriority). Default kHigh.
+  IOPriority io_priority = IOPriority::kHigh;
 };
 
 class Env {

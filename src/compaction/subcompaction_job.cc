@@ -190,8 +190,8 @@ Status SubcompactionJob::OpenOutput() {
   const Clock::time_point start = Clock::now();
   const uint64_t number = spec_.new_file_number();
   std::unique_ptr<WritableFile> file;
-  Status s =
-      NewTableFile(spec_.env, TableFileName(spec_.dbname, number), spec_.table_options, &file);
+  Status s = NewTableFile(spec_.env, TableFileName(spec_.dbname, number), spec_.table_options,
+                          IOPriority::kLow, &file);
   if (s.ok()) {
     FileMetaData meta;
     meta.number = number;

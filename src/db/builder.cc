@@ -19,7 +19,7 @@ Status BuildTable(const std::string& dbname, Env* env, const TableOptions& optio
 
   const std::string fname = TableFileName(dbname, meta->number);
   std::unique_ptr<WritableFile> file;
-  Status s = NewTableFile(env, fname, options, &file);
+  Status s = NewTableFile(env, fname, options, IOPriority::kHigh, &file);
   if (!s.ok()) return s;
 
   TableBuilder builder(options, file.get());

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "env/direct_io_priority.h"
 #include "env/posix_io.h"
 #include "util/align.h"
 
@@ -30,7 +31,9 @@ struct FreeDeleter {
 
 class PosixDirectRandomAccessFile final : public RandomAccessFile {
  public:
-  PosixDirectRandomAccessFile(std::string fname, int fd) : fname_(std::move(fname)), fd_(fd) {}
+  // low: the gate admitting each pread of a low-priority file, else null.
+  PosixDirectRandomAccessFile(std::string fname, int fd, DirectIoPriorityGate* low)
+      : fname_(std::move(fname)), fd_(fd), low_(low) {}
   ~PosixDirectRandomAccessFile() override { ::close(fd_); }
 
   Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
@@ -59,7 +62,11 @@ class PosixDirectRandomAccessFile final : public RandomAccessFile {
   Status ReadAligned(char* dst, size_t n, uint64_t offset, size_t* got) const {
     size_t done = 0;
     while (done < n) {
-      const ssize_t r = ::pread(fd_, dst + done, n - done, static_cast<off_t>(offset + done));
+      ssize_t r;
+      {
+        LowPriorityRequest admitted(low_);
+        r = ::pread(fd_, dst + done, n - done, static_cast<off_t>(offset + done));
+      }
       if (r < 0) {
         if (errno == EINTR) continue;
         *got = 0;
@@ -108,6 +115,7 @@ class PosixDirectRandomAccessFile final : public RandomAccessFile {
 
   const std::string fname_;
   const int fd_;
+  DirectIoPriorityGate* const low_;
 };
 
 }  // namespace
@@ -119,7 +127,7 @@ DirectReadCounts GetDirectReadCounts() {
   return c;
 }
 
-Status NewPosixDirectRandomAccessFile(const std::string& fname,
+Status NewPosixDirectRandomAccessFile(const std::string& fname, IOPriority priority,
                                       std::unique_ptr<RandomAccessFile>* result) {
   result->reset();
   const int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
@@ -128,7 +136,8 @@ Status NewPosixDirectRandomAccessFile(const std::string& fname,
     if (err == EINVAL) return Status::InvalidArgument(fname, "the file system refuses O_DIRECT");
     return PosixError(fname, err);
   }
-  *result = std::make_unique<PosixDirectRandomAccessFile>(fname, fd);
+  *result = std::make_unique<PosixDirectRandomAccessFile>(
+      fname, fd, priority == IOPriority::kLow ? DirectIoPriorityGate::Get() : nullptr);
   return Status::OK();
 }
 

@@ -45,8 +45,9 @@ DirectReadCounts GetDirectReadCounts();
 // Opens fname for direct reads. InvalidArgument (the file system refuses
 // O_DIRECT: EINVAL, e.g. tmpfs) lets the caller fall back to a pread file;
 // other failures are the open's error (PosixError: NotFound for a missing
-// file).
-Status NewPosixDirectRandomAccessFile(const std::string& fname,
+// file). priority: a kLow file's preads are each admitted by
+// DirectIoPriorityGate::Get() (env/direct_io_priority.h).
+Status NewPosixDirectRandomAccessFile(const std::string& fname, IOPriority priority,
                                       std::unique_ptr<RandomAccessFile>* result);
 
 }  // namespace accelkv

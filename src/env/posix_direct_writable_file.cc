@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "env/direct_io_priority.h"
 #include "env/posix_io.h"
 #include "util/align.h"
 #include "util/helper_threads.h"
@@ -40,12 +41,19 @@ void CountDirectWrite(size_t n) {
 }
 
 // pwrite of n bytes at offset, all of it, at most kDirectWriteMaxBytes per
-// call (see the header); aligned p, n and offset.
-Status WriteAt(const std::string& fname, int fd, const char* p, size_t n, uint64_t offset) {
+// call (see the header); aligned p, n and offset. A low-priority file's
+// (low: the gate; null for a high-priority one) pwrites are each admitted
+// by the gate.
+Status WriteAt(const std::string& fname, int fd, const char* p, size_t n, uint64_t offset,
+               DirectIoPriorityGate* low) {
   while (n > 0) {
     const size_t step = std::min(n, kDirectWriteMaxBytes);
     CountDirectWrite(step);
-    const ssize_t r = ::pwrite(fd, p, step, static_cast<off_t>(offset));
+    ssize_t r;
+    {
+      LowPriorityRequest admitted(low);
+      r = ::pwrite(fd, p, step, static_cast<off_t>(offset));
+    }
     if (r < 0) {
       if (errno == EINTR) continue;
       return PosixError(fname, errno);
@@ -77,7 +85,8 @@ class WriteBehind {
  public:
   // first: the first staging buffer (kStagingSize bytes, aligned), owned
   // from now on; the others are allocated when first needed.
-  WriteBehind(std::string fname, int fd, char* first) : fname_(std::move(fname)), fd_(fd) {
+  WriteBehind(std::string fname, int fd, char* first, DirectIoPriorityGate* low)
+      : fname_(std::move(fname)), fd_(fd), low_(low) {
     buffers_.push_back(first);
   }
   ~WriteBehind() {
@@ -127,7 +136,7 @@ class WriteBehind {
 
  private:
   void Write(char* buffer, uint64_t offset) {
-    Status s = WriteAt(fname_, fd_, buffer, kStagingSize, offset);
+    Status s = WriteAt(fname_, fd_, buffer, kStagingSize, offset, low_);
     std::lock_guard<std::mutex> l(mu_);
     if (!s.ok() && error_.ok()) error_ = s;
     free_.push_back(buffer);
@@ -137,6 +146,7 @@ class WriteBehind {
 
   const std::string fname_;
   const int fd_;
+  DirectIoPriorityGate* const low_;  // the gate for a low-priority file, else null
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<char*> buffers_;  // every staging buffer, at most kStagingBuffers (under mu_)
@@ -147,8 +157,17 @@ class WriteBehind {
 
 class PosixDirectWritableFile final : public WritableFile {
  public:
-  PosixDirectWritableFile(std::string fname, int fd, char* staging)
-      : fname_(std::move(fname)), fd_(fd), behind_(fname_, fd, staging), staging_(staging) {}
+  // A high-priority file counts as open at the gate until closed; a
+  // low-priority one's pwrites are admitted by it.
+  PosixDirectWritableFile(std::string fname, int fd, char* staging, IOPriority priority)
+      : fname_(std::move(fname)),
+        fd_(fd),
+        gate_(DirectIoPriorityGate::Get()),
+        high_(priority == IOPriority::kHigh),
+        behind_(fname_, fd, staging, high_ ? nullptr : gate_),
+        staging_(staging) {
+    if (high_) gate_->HighFileOpened();
+  }
   ~PosixDirectWritableFile() override {
     if (fd_ >= 0) (void)Close();  // errors are lost; callers that care call Close()
   }
@@ -165,7 +184,7 @@ class PosixDirectWritableFile final : public WritableFile {
     if (staged_ == 0 && Aligned(reinterpret_cast<uintptr_t>(p))) {
       const size_t direct = AlignDown(n, kDirectIoAlignment);
       if (direct > 0) {
-        s = WriteAt(fname_, fd_, p, direct, written_);
+        s = WriteAt(fname_, fd_, p, direct, written_, low());
         if (!s.ok()) return s;
         written_ += direct;
         size_ += direct;
@@ -210,10 +229,13 @@ class PosixDirectWritableFile final : public WritableFile {
     Status s = WriteAll();
     if (::close(fd_) != 0 && s.ok()) s = PosixError(fname_, errno);
     fd_ = -1;
+    if (high_) gate_->HighFileClosed();
     return s;
   }
 
  private:
+  DirectIoPriorityGate* low() const { return high_ ? nullptr : gate_; }
+
   // Everything appended reaches the file: the writes in flight, the staged
   // blocks, the partial last block padded with zeros, then the size cut
   // back to size_.
@@ -224,7 +246,7 @@ class PosixDirectWritableFile final : public WritableFile {
     if (staged_ > 0) {
       const size_t padded = kDirectIoAlignment;  // staged_ < one block here
       std::memset(staging_ + staged_, 0, padded - staged_);
-      s = WriteAt(fname_, fd_, staging_, padded, written_);
+      s = WriteAt(fname_, fd_, staging_, padded, written_, low());
       if (!s.ok()) return s;
     }
     if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) return PosixError(fname_, errno);
@@ -235,7 +257,7 @@ class PosixDirectWritableFile final : public WritableFile {
   Status WriteStagedBlocks() {
     const size_t whole = AlignDown(staged_, kDirectIoAlignment);
     if (whole == 0) return Status::OK();
-    Status s = WriteAt(fname_, fd_, staging_, whole, written_);
+    Status s = WriteAt(fname_, fd_, staging_, whole, written_, low());
     if (!s.ok()) return s;
     written_ += whole;
     staged_ -= whole;
@@ -245,6 +267,8 @@ class PosixDirectWritableFile final : public WritableFile {
 
   const std::string fname_;
   int fd_;  // -1 once closed
+  DirectIoPriorityGate* const gate_;
+  const bool high_;  // IOPriority::kHigh
   WriteBehind behind_;
   char* staging_;         // the staging buffer being filled (kStagingSize, aligned)
   size_t staged_ = 0;     // bytes [written_, size_) in staging_
@@ -261,7 +285,8 @@ DirectWriteCounts GetDirectWriteCounts() {
   return c;
 }
 
-Status NewPosixDirectWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result) {
+Status NewPosixDirectWritableFile(const std::string& fname, IOPriority priority,
+                                  std::unique_ptr<WritableFile>* result) {
   result->reset();
   const int fd = ::open(fname.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
   if (fd < 0) {
@@ -274,7 +299,8 @@ Status NewPosixDirectWritableFile(const std::string& fname, std::unique_ptr<Writ
     ::close(fd);
     return Status::IOError(fname, "no memory for the direct-write staging buffer");
   }
-  *result = std::make_unique<PosixDirectWritableFile>(fname, fd, static_cast<char*>(staging));
+  *result =
+      std::make_unique<PosixDirectWritableFile>(fname, fd, static_cast<char*>(staging), priority);
   return Status::OK();
 }
 

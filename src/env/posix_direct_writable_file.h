@@ -49,7 +49,10 @@ DirectWriteCounts GetDirectWriteCounts();
 
 // Creates or truncates fname for direct writes. InvalidArgument (the file
 // system refuses O_DIRECT: EINVAL, e.g. tmpfs) lets the caller fall back to
-// a buffered file; other failures are the open's IOError.
-Status NewPosixDirectWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result);
+// a buffered file; other failures are the open's IOError. priority: a
+// kHigh file counts as open at DirectIoPriorityGate::Get() until closed; a
+// kLow file's pwrites are each admitted by it (env/direct_io_priority.h).
+Status NewPosixDirectWritableFile(const std::string& fname, IOPriority priority,
+                                  std::unique_ptr<WritableFile>* result);
 
 }  // namespace accelkv

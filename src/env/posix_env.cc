@@ -211,7 +211,7 @@ class PosixEnv final : public Env {
   Status NewRandomAccessFile(const std::string& fname, const RandomAccessFileOptions& options,
                              std::unique_ptr<RandomAccessFile>* result) override {
     if (options.use_direct_reads) {
-      Status s = NewPosixDirectRandomAccessFile(fname, result);
+      Status s = NewPosixDirectRandomAccessFile(fname, options.io_priority, result);
       if (!s.IsInvalidArgument()) return s;  // else: no O_DIRECT here, read buffered
       return NewPosixRandomAccessFile(fname, /*use_mmap=*/false, &mmap_limiter_, result);
     }
@@ -225,7 +225,7 @@ class PosixEnv final : public Env {
   Status NewWritableFile(const std::string& fname, const WritableFileOptions& options,
                          std::unique_ptr<WritableFile>* result) override {
     if (options.use_direct_writes) {
-      Status s = NewPosixDirectWritableFile(fname, result);
+      Status s = NewPosixDirectWritableFile(fname, options.io_priority, result);
       if (!s.IsInvalidArgument()) return s;  // else: no O_DIRECT here, write buffered
     } else if (options.use_mmap_writes) {
       Status s = NewPosixMmapWritableFile(fname, result);

@@ -604,7 +604,7 @@ class TableWrites final : public PendingWrites {
     w.meta = OutputFileMeta(numbers_[i], table->encoded_bytes() + tail.size(), table->props);
     std::unique_ptr<WritableFile> file;
     w.status = NewTableFile(spec_.env, TableFileName(spec_.dbname, numbers_[i]),
-                            spec_.table_options, &file);
+                            spec_.table_options, IOPriority::kLow, &file);
     if (w.status.ok()) {
       w.created = true;
       w.status = file->Append(

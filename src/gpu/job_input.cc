@@ -285,6 +285,7 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   const bool direct = spec.table_options.direct_compaction_reads;
   RandomAccessFileOptions file_options;
   file_options.use_direct_reads = direct;
+  file_options.io_priority = IOPriority::kLow;  // a compaction's reads
   std::vector<TableRead> reads(input->tables.size());
   uint64_t total = 0;
   for (size_t i = 0; i < input->tables.size(); ++i) {

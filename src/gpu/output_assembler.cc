@@ -77,7 +77,7 @@ class Assembler {
     const auto t1 = std::chrono::steady_clock::now();
     std::unique_ptr<WritableFile> file;
     const std::string fname = TableFileName(spec_.dbname, number_);
-    s = NewTableFile(spec_.env, fname, spec_.table_options, &file);
+    s = NewTableFile(spec_.env, fname, spec_.table_options, IOPriority::kLow, &file);
     if (!s.ok()) return s;
     result_->outputs.push_back(meta);
     s = file->Append(sink_.contents());

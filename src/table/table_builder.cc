@@ -199,9 +199,10 @@ uint64_t TableBuilder::EstimatedFileSizeBound() const {
 const TableProperties& TableBuilder::properties() const { return rep_->props; }
 
 Status NewTableFile(Env* env, const std::string& fname, const TableOptions& options,
-                    std::unique_ptr<WritableFile>* file) {
+                    IOPriority priority, std::unique_ptr<WritableFile>* file) {
   WritableFileOptions file_options;
   file_options.use_direct_writes = options.use_direct_writes;
+  file_options.io_priority = priority;
   return env->NewWritableFile(fname, file_options, file);
 }
 

@@ -51,9 +51,10 @@ inline uint64_t TableSizeVariablePart(const TableSizeState& st) {
 // data_block_size are upper bounds gives an upper bound.
 
 // Creates (or truncates) a table file to write, with direct writes when
-// options.use_direct_writes (WritableFileOptions).
+// options.use_direct_writes (WritableFileOptions), at priority (kHigh for
+// flushes, kLow for compactions: IOPriority).
 Status NewTableFile(Env* env, const std::string& fname, const TableOptions& options,
-                    std::unique_ptr<WritableFile>* file);
+                    IOPriority priority, std::unique_ptr<WritableFile>* file);
 
 class TableBuilder {
  public:

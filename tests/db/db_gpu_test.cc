@@ -172,7 +172,7 @@ TEST_F(DBGpuTest, DirectIoForFlushAndCompactionLosesNothing) {
   const std::string probe_file = tmp_.File("probe");
   ASSERT_TRUE(WriteStringToFile(Env::Default(), "probe", probe_file, false).ok());
   std::unique_ptr<RandomAccessFile> probe;
-  const bool direct = NewPosixDirectRandomAccessFile(probe_file, &probe).ok();
+  const bool direct = NewPosixDirectRandomAccessFile(probe_file, IOPriority::kHigh, &probe).ok();
   probe.reset();
   const uint64_t slack = gpu::KeySortDevice::BytesNeeded(0, 0, 0, 0);
   const struct {

@@ -164,8 +164,8 @@ TEST_P(FaultInjectionEnvTest, DirectReadsReachTheBaseAndStillFault) {
   const std::string data = test::RandomString(&rnd, 3 * 4096 + 10);
   ASSERT_TRUE(WriteStringToFile(base_, data, Path("d"), false).ok());
   std::unique_ptr<RandomAccessFile> probe;
-  const bool direct =
-      GetParam() == BaseKind::kPosix && NewPosixDirectRandomAccessFile(Path("d"), &probe).ok();
+  const bool direct = GetParam() == BaseKind::kPosix &&
+                      NewPosixDirectRandomAccessFile(Path("d"), IOPriority::kHigh, &probe).ok();
   probe.reset();
   RandomAccessFileOptions options;
   options.use_direct_reads = true;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "accelkv/env.h"
+#include "env/direct_io_priority.h"
 #include "env/posix_direct_random_access_file.h"
 #include "env/posix_direct_writable_file.h"
 #include "testutil/test_util.h"
@@ -170,7 +171,7 @@ TEST(PosixEnv, DirectWritesHoldExactlyTheBytesAppended) {
 class DirectWriteTest : public testing::Test {
  protected:
   void SetUp() override {
-    const Status open = NewPosixDirectWritableFile(fname_, &file_);
+    const Status open = NewPosixDirectWritableFile(fname_, IOPriority::kHigh, &file_);
     if (open.IsInvalidArgument()) GTEST_SKIP() << "the file system refuses O_DIRECT";
     ASSERT_TRUE(open.ok()) << open.ToString();
   }
@@ -226,6 +227,49 @@ TEST_F(DirectWriteTest, LongZeroCopyAppendIsWrittenInPieces) {
   EXPECT_TRUE(got == std::string(src.get(), n));
 }
 
+// IOPriority through Env::Default(): a kLow direct file's pwrites and
+// preads are each admitted by the process's DirectIoPriorityGate, a kHigh
+// file's are not (it counts as open instead), and a kLow file written while
+// a kHigh one is open still holds exactly its bytes.
+TEST_F(DirectWriteTest, LowPriorityRequestsGoThroughTheGate) {
+  DirectIoPriorityGate* gate = DirectIoPriorityGate::Get();
+  const std::string data(3u << 20, 'p');  // one pwrite (zero-copy) or three (staged) at least
+  WritableFileOptions options;
+  options.use_direct_writes = true;
+  options.io_priority = IOPriority::kLow;
+  const uint64_t before = gate->counts().low_admitted;
+  ASSERT_TRUE(file_->Append(data).ok());  // file_ is kHigh: open at the gate until closed
+  ASSERT_TRUE(file_->Close().ok());
+  EXPECT_EQ(before, gate->counts().low_admitted);
+
+  WritableFileOptions high_options;
+  high_options.use_direct_writes = true;  // io_priority kHigh by default
+  std::unique_ptr<WritableFile> high;
+  ASSERT_TRUE(Env::Default()->NewWritableFile(dir_.File("high"), high_options, &high).ok());
+  std::unique_ptr<WritableFile> low;
+  ASSERT_TRUE(Env::Default()->NewWritableFile(dir_.File("low"), options, &low).ok());
+  ASSERT_TRUE(low->Append(data).ok());
+  ASSERT_TRUE(low->Close().ok());
+  ASSERT_TRUE(high->Close().ok());
+  const uint64_t written = gate->counts().low_admitted;
+  EXPECT_GE(written - before, 1u);
+  EXPECT_LE(gate->counts().max_low_in_flight_while_high, kDefaultLowInFlightWhileHigh);
+  std::string got;
+  ASSERT_TRUE(ReadFileToString(Env::Default(), dir_.File("low"), &got).ok());
+  EXPECT_TRUE(got == data);
+
+  RandomAccessFileOptions read_options;
+  read_options.use_direct_reads = true;
+  read_options.io_priority = IOPriority::kLow;
+  std::unique_ptr<RandomAccessFile> reader;
+  ASSERT_TRUE(Env::Default()->NewRandomAccessFile(dir_.File("low"), read_options, &reader).ok());
+  std::string scratch(8192, '\0');
+  Slice r;
+  ASSERT_TRUE(reader->Read(4096, 100, &r, scratch.data()).ok());
+  EXPECT_EQ(std::string(data, 4096, 100), r.ToString());
+  EXPECT_GE(gate->counts().low_admitted, written + 1);
+}
+
 // A write behind the appender that fails (here: past the process's file
 // size limit, EFBIG with SIGXFSZ ignored) is reported by a later Append of
 // the file, which only stages bytes in memory, and again by Close: never
@@ -264,7 +308,7 @@ class DirectReadTest : public testing::Test {
     const std::string fname = dir_.File(name);
     EXPECT_TRUE(WriteStringToFile(Env::Default(), data, fname, /*sync=*/false).ok());
     std::unique_ptr<RandomAccessFile> probe;
-    const Status p = NewPosixDirectRandomAccessFile(fname, &probe);
+    const Status p = NewPosixDirectRandomAccessFile(fname, IOPriority::kHigh, &probe);
     EXPECT_TRUE(p.ok() || p.IsInvalidArgument()) << p.ToString();
     *direct = p.ok();
     RandomAccessFileOptions options;
@@ -458,7 +502,7 @@ TEST_F(DirectReadTest, MissingFileIsNotFound) {
   EXPECT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_EQ(nullptr, f);
   EXPECT_NE(std::string::npos, s.ToString().find(dir_.File("missing")));
-  s = NewPosixDirectRandomAccessFile(dir_.File("missing"), &f);
+  s = NewPosixDirectRandomAccessFile(dir_.File("missing"), IOPriority::kHigh, &f);
   EXPECT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_EQ(nullptr, f);
 }

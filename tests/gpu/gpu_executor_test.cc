@@ -1326,7 +1326,7 @@ TEST_P(GpuExecutorTest, DirectReadsOnPosixByteIdenticalToCpu) {
     if (direct_files < 0) {
       std::unique_ptr<RandomAccessFile> probe;
       const Status p = NewPosixDirectRandomAccessFile(
-          TableFileName(dbname_, job.compaction->inputs(0)[0]->number), &probe);
+          TableFileName(dbname_, job.compaction->inputs(0)[0]->number), IOPriority::kHigh, &probe);
       ASSERT_TRUE(p.ok() || p.IsInvalidArgument()) << p.ToString();
       direct_files = p.ok() ? 1 : 0;
       if (!p.ok()) std::printf("O_DIRECT refused under %s: pread fallback\n", dbname_.c_str());
