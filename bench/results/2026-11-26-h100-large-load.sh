@@ -12,7 +12,10 @@
 #   PART=tests   gpu_test and the DB tests forced onto the GPU executor
 # 16 B keys, 128 B values, direct I/O for flushes and compactions (DIRECT=false:
 # buffered table I/O), every write recorded for verification; the JSON lines
-# go to $OUT/w4.jsonl.
+# go to $OUT/w4.jsonl. Each run logs MemFree and AnonHugePages before it and 60 s
+# into it (later sessions: the rates fell call by call on one start, with process
+# CPU rising, bench/results/2026-11-26-h100-io-priority.md); CLEAN=1 first trims the
+# disk, drops the page cache and compacts memory (root).
 D=${D:-.carry/w4}  # D=.carry/w5: the build with direct writes behind the appender (see the .md)
 B=$D/accelkv-bench
 OUT=${OUT:-/tmp/out}
@@ -23,6 +26,11 @@ run() { # name timeout args...
   local name=$1 tmo=$2
   shift 2
   rm -rf /tmp/w4db
+  if [ -n "$CLEAN" ]; then # CLEAN=1: the disk trimmed, the page cache dropped, memory compacted
+    { fstrim -v / || true; sync; echo 3 >/proc/sys/vm/drop_caches; echo 1 >/proc/sys/vm/compact_memory; } >>"$OUT/w4.log" 2>&1
+  fi
+  grep -E "^(MemFree|AnonHugePages)" /proc/meminfo | tr -s ' ' | paste -sd' ' | sed "s/^/== $name before: /" >>"$OUT/w4.log"
+  (sleep 60 && grep -E "^(MemFree|AnonHugePages)" /proc/meminfo | tr -s ' ' | paste -sd' ' | sed "s/^/== $name at 60 s: /" >>"$OUT/w4.log") &
   local t0=$(date +%s)
   timeout "$tmo" $B "$@" "${common[@]}" --db=/tmp/w4db >>"$OUT/w4.log" 2>&1 &
   local pid=$!
