@@ -621,6 +621,38 @@ TEST_P(GpuExecutorTest, FailureAfterStagedFilesFreesTheStagingAndNextJobWorks) {
   }
 }
 
+// Without ACCELKV_GPU_ENCODE the encode mode follows the input's average
+// value size: at most device_encode_max_avg_value bytes the device encodes
+// the data blocks, above it the CPU assembles them (keys-only); both equal
+// the CPU executor's output.
+TEST_P(GpuExecutorTest, EncodeModeFollowsTheAverageValueSize) {
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.fixed_value_size = 100;  // tombstones' values are empty: the average is at most 100
+  for (const uint64_t limit : {uint64_t{200}, uint64_t{20}}) {
+    SCOPED_TRACE("device_encode_max_avg_value " + std::to_string(limit));
+    GpuExecutorOptions options = options_;
+    options.device_encode_max_avg_value = limit;
+    std::string reason;
+    std::unique_ptr<GpuCompactionExecutor> gpu = NewExecutor(options, &reason);
+    ASSERT_NE(nullptr, gpu) << reason;
+    const test::GpuJob job = NewJob(&rnd, shape);
+    const int calls_before = encode_calls_;
+    CompactionJobResult gpu_result, cpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    const Status s = Run(gpu.get(), job, &gpu_result, &gpu_files);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+    if (HasFatalFailure()) return;
+    if (limit == 200) {
+      EXPECT_LT(calls_before, encode_calls_);  // device encode
+    } else {
+      EXPECT_EQ(calls_before, encode_calls_);  // keys-only
+    }
+  }
+}
+
 TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
   const uint64_t seed = test::TestSeed();
   Random rnd(seed);
