@@ -260,6 +260,12 @@ ACCELKV_HD inline bool WarpBlockChecksumOk(const Crc32cTables& t, const uint8_t*
   return crc == ((rot >> 17) | (rot << 15));
 }
 
+// Stores a block trailer's masked form of crc at dst (fixed32).
+ACCELKV_HD inline void StoreMaskedCrc(uint8_t* dst, uint32_t crc) {
+  const uint32_t masked = ((crc >> 15) | (crc << 17)) + kCrcMaskDelta;
+  for (int k = 0; k < 4; ++k) dst[k] = static_cast<uint8_t>(masked >> (8 * k));
+}
+
 // WriteBlockCrc (encode_common.h) by a warp: the masked CRC32C of
 // out[offset, offset + size + 1) (contents ++ type byte), stored by lane 0
 // at out + offset + size + 1. REQUIRES: those bytes are written and
@@ -267,10 +273,7 @@ ACCELKV_HD inline bool WarpBlockChecksumOk(const Crc32cTables& t, const uint8_t*
 ACCELKV_HD inline void WarpWriteBlockCrc(const Crc32cTables& t, uint8_t* out, uint64_t offset,
                                          uint64_t size, uint32_t lane) {
   const uint32_t crc = WarpCrc32c(t, out + offset, size + 1, lane);
-  if (lane != 0) return;
-  const uint32_t masked = ((crc >> 15) | (crc << 17)) + kCrcMaskDelta;
-  uint8_t* dst = out + offset + size + 1;
-  for (int k = 0; k < 4; ++k) dst[k] = static_cast<uint8_t>(masked >> (8 * k));
+  if (lane == 0) StoreMaskedCrc(out + offset + size + 1, crc);
 }
 
 }  // namespace gpu

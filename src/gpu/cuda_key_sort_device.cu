@@ -76,6 +76,9 @@ constexpr int kThreads = 256;
 // kernel runs.
 constexpr uint64_t kEncodePartBytes = 4ull << 20;
 constexpr uint64_t kEncodeParts = 8;
+// Output data blocks of at least this many bytes (contents) are encoded by
+// a thread block each (EncodeLargeBlocksKernel), smaller ones by a warp.
+constexpr uint64_t kLargeBlockBytes = 16 << 10;
 // PlanStage copies the plan entries back in parts (QueuePlanCopies): up to
 // kPlanSlices per subcompaction range, none under kPlanPartBytes unless its
 // range is, at most kPlanParts in all.
@@ -205,16 +208,50 @@ __global__ void BoundaryStartsKernel(const PlanEntry* plan, uint64_t n, uint32_t
 // footer and the trailer's type byte; once the warp's writes are visible
 // (__syncwarp orders them) the warp computes the masked CRC32C together
 // (crc32c_device.h, tables in shared memory as in VerifyKernel).
+// Blocks of kLargeBlockBytes or more are left to EncodeLargeBlocksKernel.
 __global__ void EncodeBlocksKernel(const Crc32cTables* g_tables, EncodeSources src,
                                    const EncodeBlock* blocks, uint64_t nb, uint8_t* out) {
   __shared__ Crc32cTables tables;
   ForEachItemPerWarp(g_tables, &tables, nb, [&](uint64_t w, uint32_t lane) {
     const EncodeBlock b = blocks[w];
+    if (EncodedBlockSize(b) >= kLargeBlockBytes) return;
     EncodeBlockEntries(src, b, out, lane, 32);
     if (lane == 0) WriteBlockFooter(out, b);
     __syncwarp();
     WarpWriteBlockCrc(tables, out, b.out_offset, EncodedBlockSize(b), lane);
   });
+}
+
+// The blocks of kLargeBlockBytes or more (others are EncodeBlocksKernel's):
+// a thread block per output block, grid-stride, all kThreads threads
+// copying its entries (EncodeBlockEntries), thread 0 writing the ends and
+// the footer, then each thread checksumming a chunk (CrcPartShifted), the
+// parts XOR-reduced per warp and then across the warps. A warp per block
+// left few warps on few SMs to copy and checksum values of 64 KiB to 1 MiB.
+__global__ void EncodeLargeBlocksKernel(const Crc32cTables* g_tables, EncodeSources src,
+                                        const EncodeBlock* blocks, uint64_t nb, uint8_t* out) {
+  __shared__ Crc32cTables tables;
+  __shared__ uint32_t warp_crc[kThreads / 32];
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+  __syncthreads();
+  for (uint64_t i = blockIdx.x; i < nb; i += gridDim.x) {
+    const EncodeBlock b = blocks[i];
+    const uint64_t size = EncodedBlockSize(b);
+    if (size < kLargeBlockBytes) continue;  // the same for every thread
+    EncodeBlockEntries(src, b, out, threadIdx.x, blockDim.x);
+    if (threadIdx.x == 0) WriteBlockFooter(out, b);
+    __syncthreads();  // the block's bytes visible to every thread
+    uint32_t reg = CrcPartShifted(tables, out + b.out_offset, size + 1, threadIdx.x, blockDim.x);
+    reg = __reduce_xor_sync(0xffffffffu, reg);
+    if ((threadIdx.x & 31u) == 0) warp_crc[threadIdx.x / 32] = reg;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      uint32_t all = 0;
+      for (uint32_t k = 0; k < blockDim.x / 32; ++k) all ^= warp_crc[k];
+      StoreMaskedCrc(out + b.out_offset + size + 1, ~all);
+    }
+    __syncthreads();  // warp_crc is reused
+  }
 }
 
 // The filters' lines zeroed and their footers: a thread block per filter.
@@ -972,13 +1009,25 @@ class CudaKeySortDevice final : public KeySortDevice {
       for (uint64_t p = 0; p < parts; ++p) {
         const uint64_t b0 = first_block + nb * p / parts;
         const uint64_t b1 = first_block + nb * (p + 1) / parts;
-        EncodeBlocksKernel<<<WarpGrid(b1 - b0, max_blocks_), kThreads, 0, stream_>>>(
-            crc_tables_, src, d_blocks + (b0 - first_block), b1 - b0, dev_.out);
-        ACCELKV_CUDA_TRY("encode", cudaGetLastError());
         std::vector<std::pair<uint64_t, uint64_t>> spans;  // offset, size with trailer
         spans.reserve(b1 - b0);
+        uint64_t large = 0;
         for (uint64_t i = b0; i < b1; ++i) {
-          spans.emplace_back(job.blocks[i].out_offset, EncodedBlockSize(job.blocks[i]) + 5);
+          const uint64_t size = EncodedBlockSize(job.blocks[i]);
+          spans.emplace_back(job.blocks[i].out_offset, size + 5);
+          if (size >= kLargeBlockBytes) ++large;
+        }
+        const EncodeBlock* part_blocks = d_blocks + (b0 - first_block);
+        if (large < b1 - b0) {
+          EncodeBlocksKernel<<<WarpGrid(b1 - b0, max_blocks_), kThreads, 0, stream_>>>(
+              crc_tables_, src, part_blocks, b1 - b0, dev_.out);
+          ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+        }
+        if (large > 0) {
+          const auto grid = static_cast<unsigned int>(std::min<uint64_t>(large, max_blocks_));
+          EncodeLargeBlocksKernel<<<grid, kThreads, 0, stream_>>>(crc_tables_, src, part_blocks,
+                                                                  b1 - b0, dev_.out);
+          ACCELKV_CUDA_TRY("encode", cudaGetLastError());
         }
         ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, p, out));
       }

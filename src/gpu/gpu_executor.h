@@ -75,11 +75,14 @@ struct GpuExecutorOptions {
   // larger values stay in place and the CPU assembles the blocks from the
   // file arena (keys-only mode, only keys and value references cross PCIe).
   // The environment variable ACCELKV_GPU_ENCODE=device|cpu forces a mode
-  // (measurements). 128 KiB: on an H100 device encode was 5.3x faster than
-  // keys-only at 4 KiB, 4.9x at 16 KiB, 2.9x at 64 KiB, as fast at 256 KiB
-  // and 0.36x at 1 MiB (docs/GPU.md, "Encode modes";
-  // bench/results/2026-11-26-h100-encode-crossover.md).
-  uint64_t device_encode_max_avg_value = 128 << 10;
+  // (measurements). 16 MiB: since output blocks of 16 KiB or more are
+  // encoded by a thread block each, device encode was faster than keys-only
+  // at every size measured on an H100, 5-6x from 4 KiB to 1 MiB, 3.6x at
+  // 4 MiB and 3.1x at 16 MiB, the largest (docs/GPU.md, "Encode modes";
+  // bench/results/2026-11-26-h100-encode-large-blocks.md). Above it, where
+  // nothing was measured, keys-only mode keeps values off the device's
+  // output buffer.
+  uint64_t device_encode_max_avg_value = 16ull << 20;
   // Device-encode mode encodes the output tables in chunks of whole tables
   // of at least this many data bytes, in table order, and writes each
   // chunk's files while the device encodes the next (docs/GPU.md). 32 MiB:

@@ -80,11 +80,88 @@ ACCELKV_HD inline uint64_t LoadFixed64(const uint8_t* p) {
   return uint64_t{LoadFixed32(p)} | (uint64_t{LoadFixed32(p + 4)} << 32);
 }
 
-// Copies bytes [lane, size) in steps of `lanes` (a warp's lanes on the
-// device; 0 and 1 on the host).
+// The bytes of the little-endian word pair hi:lo from byte `shift` (0..3)
+// on: the 4 bytes at lo's address + shift.
+ACCELKV_HD inline uint32_t FunnelBytes(uint32_t lo, uint32_t hi, uint32_t shift) {
+#if defined(__CUDA_ARCH__)
+  return __funnelshift_r(lo, hi, 8 * shift);
+#else
+  return static_cast<uint32_t>((uint64_t{hi} << 32 | lo) >> (8 * shift));
+#endif
+}
+
+// A 4-byte aligned little-endian word.
+ACCELKV_HD inline uint32_t LoadWord(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const uint32_t*>(p);
+#else
+  return LoadFixed32(p);
+#endif
+}
+
+// Copies size bytes from src to dst (disjoint buffers), lane `lane` of
+// `lanes` taking its share (a warp's or a thread block's threads on the
+// device; 0 of 1 on the host). Copies of kCopyUnitsMin bytes or more go in
+// 16-byte units aligned at dst, each made of the five aligned source words
+// around it (four where src is 4-byte aligned too) by funnel shifts, two
+// units in flight per lane: a byte per lane per step took a warp 5 ms per
+// 1 MiB value on the H100 (bench/results/2026-11-26-h100-encode-large-blocks.md).
+// Only aligned words holding at least one source byte are read. Shorter
+// copies, and the bytes before and after the units, go a byte at a time.
+inline constexpr uint64_t kCopyUnitsMin = 64;
+
 ACCELKV_HD inline void CopyStrided(uint8_t* dst, const uint8_t* src, uint64_t size, uint32_t lane,
                                    uint32_t lanes) {
-  for (uint64_t k = lane; k < size; k += lanes) dst[k] = src[k];
+  if (size < kCopyUnitsMin) {
+    for (uint64_t k = lane; k < size; k += lanes) dst[k] = src[k];
+    return;
+  }
+  const uint64_t head = (16u - (reinterpret_cast<uintptr_t>(dst) & 15u)) & 15u;  // < size
+  const uint64_t units = (size - head) / 16;
+  const uint64_t tail = head + 16 * units;
+  for (uint64_t k = lane; k < head; k += lanes) dst[k] = src[k];
+  for (uint64_t k = tail + lane; k < size; k += lanes) dst[k] = src[k];
+  const uint32_t shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(src + head) & 3u);
+  const uint8_t* const words = src + head - shift;  // 4-byte aligned
+  uint8_t* const out = dst + head;                  // 16-byte aligned
+  const auto unit = [&](uint64_t u, uint32_t* v) {
+    const uint8_t* w = words + 16 * u;
+    const uint32_t w0 = LoadWord(w);
+    const uint32_t w1 = LoadWord(w + 4);
+    const uint32_t w2 = LoadWord(w + 8);
+    const uint32_t w3 = LoadWord(w + 12);
+    // The fifth word holds the unit's last `shift` bytes (none when 0).
+    const uint32_t w4 = shift != 0 ? LoadWord(w + 16) : 0;
+    v[0] = FunnelBytes(w0, w1, shift);
+    v[1] = FunnelBytes(w1, w2, shift);
+    v[2] = FunnelBytes(w2, w3, shift);
+    v[3] = FunnelBytes(w3, w4, shift);
+  };
+  const auto store = [&](uint64_t u, const uint32_t* v) {
+#if defined(__CUDA_ARCH__)
+    *reinterpret_cast<uint4*>(out + 16 * u) = make_uint4(v[0], v[1], v[2], v[3]);
+#else
+    for (int k = 0; k < 4; ++k) {
+      for (int b = 0; b < 4; ++b) out[16 * u + 4 * k + b] = static_cast<uint8_t>(v[k] >> (8 * b));
+    }
+#endif
+  };
+  // Both units' loads before either store: the stores may alias the loads
+  // as far as the compiler knows, so they would otherwise wait in turn.
+  uint64_t u = lane;
+  for (; u + lanes < units; u += 2 * uint64_t{lanes}) {
+    uint32_t a[4];
+    uint32_t b[4];
+    unit(u, a);
+    unit(u + lanes, b);
+    store(u, a);
+    store(u + lanes, b);
+  }
+  if (u < units) {
+    uint32_t a[4];
+    unit(u, a);
+    store(u, a);
+  }
 }
 
 // True when the stored masked CRC32C of the block matches its bytes.

@@ -1045,6 +1045,39 @@ TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
   EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
 }
 
+// Values of 0 to 300 KiB in device-encode mode: output blocks of 16 KiB and
+// more go to the thread-block-per-block kernel (EncodeLargeBlocksKernel),
+// smaller ones to the warp kernel, in the same encode parts; both copy in
+// 16-byte units from every source alignment.
+TEST_P(GpuExecutorTest, LargeValueBlocksByteIdenticalToCpu) {
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.l0_files = 3;
+  shape.l1_files = 2;
+  shape.entries_per_file = 40;
+  shape.max_value_size = 300 << 10;
+  test::BlockShapes shapes;
+  for (int iter = 0; iter < 4; ++iter) {
+    SCOPED_TRACE("iteration " + std::to_string(iter));
+    const test::GpuJob job = NewJob(&rnd, shape);
+    const int calls_before = encode_calls_;
+    CompactionJobResult gpu_result, cpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_LT(calls_before, encode_calls_);  // device encode
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+    if (HasFatalFailure()) return;
+    for (const auto& [number, bytes] : gpu_files) {
+      ASSERT_TRUE(test::CountBlockShapes(bytes, &shapes).ok());
+    }
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+  EXPECT_GT(shapes.wide_ends, 0u);  // blocks over 64 KiB with an end-offset array
+  EXPECT_GT(shapes.one_entry, 0u);
+}
+
 TEST_P(GpuExecutorTest, ChecksumMismatchReportsFileAndBlock) {
   Random rnd(test::TestSeed());
   test::GpuJobShape shape;
