@@ -165,7 +165,9 @@ class DBImpl final : public DB {
   void UnregisterRunningCompaction(Compaction* c) REQUIRES(mu_);
   std::vector<const Compaction*> RunningCompactions() const REQUIRES(mu_);
   void RecordBackgroundError(const Status& s) REQUIRES(mu_);
-  void RemoveObsoleteFiles() REQUIRES(mu_);
+  // Deletes the files no version, pending output or live WAL needs; drops
+  // mu_ while it deletes them.
+  void RemoveObsoleteFiles(std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
   Status WaitForBackgroundWorkLocked(std::unique_lock<std::mutex>& lock) REQUIRES(mu_);
 
   // --- properties (db_impl_properties.cc) ---
@@ -205,6 +207,9 @@ class DBImpl final : public DB {
   std::unique_ptr<WritableFile> logfile_;
   uint64_t logfile_number_ GUARDED_BY(mu_) = 0;
   std::unique_ptr<log::Writer> log_;
+  // False from a memtable switch (a new WAL) until a synced write has synced
+  // the directory (AppendToWal). Only the write leader reads or writes it.
+  bool wal_dir_synced_ = true;
   std::deque<Writer*> writers_ GUARDED_BY(mu_);
   WriteBatch tmp_batch_ GUARDED_BY(mu_);
   // The current group's writers but its leader; the leader's alone.

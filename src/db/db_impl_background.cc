@@ -41,7 +41,7 @@ void DBImpl::BackgroundFlush() {
     imm_.pop_front();
     oldest.mem->Unref();
     has_imm_.store(!imm_.empty(), std::memory_order_release);
-    RemoveObsoleteFiles();
+    RemoveObsoleteFiles(lock);
     bg_cv_.notify_all();
   }
   flush_scheduled_ = false;
@@ -118,10 +118,12 @@ Status DBImpl::ApplyEdit(VersionEdit* edit, std::unique_lock<std::mutex>& lock) 
   manifest_cv_.wait(lock, [this] { return !manifest_busy_; });
   manifest_busy_ = true;
   Status s;
-  if (AddsNewTableFiles(*edit)) {
+  if (AddsNewTableFiles(*edit) || edit->has_log_number()) {
     // The new tables' directory entries must be durable before the MANIFEST
-    // names them (and before their inputs or WALs are deleted). A trivial
-    // move only renames a file's level: its entry is durable already.
+    // names them (and before their inputs or WALs are deleted), and so must
+    // the WAL a flush's edit names (SwitchMemtable leaves its entry to the
+    // first synced write or to this). A trivial move only renames a file's
+    // level: its entry is durable already.
     lock.unlock();
     s = env_->SyncDir(dbname_);
     lock.lock();
@@ -264,16 +266,17 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
     // Outputs of a failed job never reach a version; remove them now.
     for (const FileMetaData& f : result.outputs) env_->RemoveFile(TableFileName(dbname_, f.number));
   }
-  RemoveObsoleteFiles();
+  RemoveObsoleteFiles(lock);
   return s;
 }
 
-void DBImpl::RemoveObsoleteFiles() {
+void DBImpl::RemoveObsoleteFiles(std::unique_lock<std::mutex>& lock) {
   if (!bg_error_.ok()) return;  // the state on disk is uncertain: keep everything
   std::set<uint64_t> live = pending_outputs_;
   versions_->AddLiveFiles(&live);
   std::vector<std::string> filenames;
-  env_->GetChildren(dbname_, &filenames);  // ignoring errors on purpose
+  env_->GetChildren(dbname_, &filenames);                // ignoring errors on purpose
+  std::vector<std::pair<std::string, uint64_t>> doomed;  // name, table number or 0
   const uint64_t min_log = versions_->LogNumber();
   const uint64_t manifest = versions_->ManifestFileNumber();
   for (const std::string& name : filenames) {
@@ -298,11 +301,23 @@ void DBImpl::RemoveObsoleteFiles() {
         keep = true;
         break;
     }
-    if (!keep) {
-      if (type == FileType::kTableFile) table_cache_->Evict(number);
-      env_->RemoveFile(dbname_ + "/" + name);
-    }
+    if (!keep) doomed.push_back({name, type == FileType::kTableFile ? number : 0});
   }
+  if (doomed.empty()) return;
+  // The files are deleted without mu_, as LevelDB does: a doomed file stays
+  // obsolete (file numbers are never reused, and no version or pending
+  // output names it), so a second remover at most fails to find it. Under
+  // mu_ the unlinks of a compaction's inputs (and the unmaps of their
+  // cached tables) held up every writer, which takes mu_ for each group: a
+  // lone writer beside 15 busy threads slept on futexes for 23% of its time,
+  // 2% without them, and loaded 1.25x faster
+  // (bench/results/2026-11-26-h100-unlink-outside-mutex.md).
+  lock.unlock();
+  for (const auto& [name, table] : doomed) {
+    if (table != 0) table_cache_->Evict(table);
+    env_->RemoveFile(dbname_ + "/" + name);
+  }
+  lock.lock();
 }
 
 Status DBImpl::WaitForBackgroundWorkLocked(std::unique_lock<std::mutex>& lock) {

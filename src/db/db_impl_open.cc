@@ -94,7 +94,7 @@ Status DBImpl::OpenImpl() {
   edit.SetLogNumber(logfile_number_);
   s = ApplyEdit(&edit, lock);
   if (!s.ok()) return s;
-  RemoveObsoleteFiles();
+  RemoveObsoleteFiles(lock);
   MaybeScheduleWork();
   return Status::OK();
 }

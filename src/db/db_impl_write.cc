@@ -294,7 +294,13 @@ Status DBImpl::AppendToWal(const Slice& contents, bool sync, bool* sync_error) {
   Status s = log_->AddRecord(contents);
   if (s.ok()) s = logfile_->Flush();
   if (s.ok() && sync) {
-    s = logfile_->Sync();
+    // A synced write to a new WAL makes its directory entry durable first
+    // (SwitchMemtable leaves that to the first synced write).
+    if (!wal_dir_synced_) {
+      s = env_->SyncDir(dbname_);
+      if (s.ok()) wal_dir_synced_ = true;
+    }
+    if (s.ok()) s = logfile_->Sync();
     *sync_error = !s.ok();
   }
   return s;
@@ -507,9 +513,13 @@ Status DBImpl::SwitchMemtable() {
   const uint64_t new_log_number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> lfile;
   Status s = NewWalFile(new_log_number, &lfile);
-  // The new WAL's directory entry must be durable, or synced writes to it
-  // would vanish with it after a power loss.
-  if (s.ok()) s = env_->SyncDir(dbname_);
+  // The new WAL's directory entry must be durable before a synced write to
+  // it is acknowledged, or the write would vanish with the file after a
+  // power loss: the first synced write syncs the directory
+  // (wal_dir_synced_). Writes that are not synced may be lost anyway, and
+  // a flush's ApplyEdit syncs the directory before the MANIFEST names the
+  // new WAL. Here, under mu_, the directory sync (a journal commit on a
+  // busy disk) held up every write at each switch.
   if (!s.ok()) {
     versions_->ReuseFileNumber(new_log_number);
     return s;
@@ -527,6 +537,7 @@ Status DBImpl::SwitchMemtable() {
   logfile_ = std::move(lfile);
   logfile_number_ = new_log_number;
   log_ = std::make_unique<log::Writer>(logfile_.get());
+  wal_dir_synced_ = false;
   mem_ = NewMemTable();
   mem_->Ref();
   return Status::OK();
