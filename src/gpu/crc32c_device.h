@@ -232,19 +232,26 @@ ACCELKV_HD inline uint32_t CooperativeCrc32c(const Crc32cTables& t, const uint8_
   return ~reg;
 }
 
+#if defined(__CUDACC__)
+// The XOR of v over the warp's 32 lanes, in every lane. REQUIRES: all 32
+// lanes call it together.
+__device__ inline uint32_t WarpXor(uint32_t v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_xor_sync(0xffffffffu, v);
+#else
+  for (int d = 16; d > 0; d >>= 1) v ^= __shfl_xor_sync(0xffffffffu, v, d);
+  return v;
+#endif
+}
+#endif
+
 // CRC32C of p[0, n), in every lane. Device: REQUIRES all 32 lanes of the
 // warp call it together with the same arguments. Host: lane is ignored and
 // the 32 lanes run in a loop.
 ACCELKV_HD inline uint32_t WarpCrc32c(const Crc32cTables& t, const uint8_t* p, uint64_t n,
                                       uint32_t lane) {
 #if defined(__CUDA_ARCH__)
-  uint32_t reg = CrcPartShifted(t, p, n, lane, kWarpLanes);
-#if __CUDA_ARCH__ >= 800
-  reg = __reduce_xor_sync(0xffffffffu, reg);
-#else
-  for (int d = 16; d > 0; d >>= 1) reg ^= __shfl_xor_sync(0xffffffffu, reg, d);
-#endif
-  return ~reg;
+  return ~WarpXor(CrcPartShifted(t, p, n, lane, kWarpLanes));
 #else
   (void)lane;
   return CooperativeCrc32c(t, p, n, kWarpLanes);

@@ -241,8 +241,8 @@ __global__ void EncodeLargeBlocksKernel(const Crc32cTables* g_tables, EncodeSour
     EncodeBlockEntries(src, b, out, threadIdx.x, blockDim.x);
     if (threadIdx.x == 0) WriteBlockFooter(out, b);
     __syncthreads();  // the block's bytes visible to every thread
-    uint32_t reg = CrcPartShifted(tables, out + b.out_offset, size + 1, threadIdx.x, blockDim.x);
-    reg = __reduce_xor_sync(0xffffffffu, reg);
+    const uint32_t reg =
+        WarpXor(CrcPartShifted(tables, out + b.out_offset, size + 1, threadIdx.x, blockDim.x));
     if ((threadIdx.x & 31u) == 0) warp_crc[threadIdx.x / 32] = reg;
     __syncthreads();
     if (threadIdx.x == 0) {
