@@ -106,8 +106,9 @@ ACCELKV_HD inline uint32_t LoadWord(const uint8_t* p) {
 // around it (four where src is 4-byte aligned too) by funnel shifts, two
 // units in flight per lane: a byte per lane per step took a warp 5 ms per
 // 1 MiB value on the H100 (bench/results/2026-11-26-h100-encode-large-blocks.md).
-// Only aligned words holding at least one source byte are read. Shorter
-// copies, and the bytes before and after the units, go a byte at a time.
+// Reads stay within [src rounded down to 4 bytes, src + size): inside any
+// allocation that starts 4-byte aligned. Shorter copies, and the bytes
+// before and after the units, go a byte at a time.
 inline constexpr uint64_t kCopyUnitsMin = 64;
 
 ACCELKV_HD inline void CopyStrided(uint8_t* dst, const uint8_t* src, uint64_t size, uint32_t lane,
@@ -117,11 +118,13 @@ ACCELKV_HD inline void CopyStrided(uint8_t* dst, const uint8_t* src, uint64_t si
     return;
   }
   const uint64_t head = (16u - (reinterpret_cast<uintptr_t>(dst) & 15u)) & 15u;  // < size
-  const uint64_t units = (size - head) / 16;
+  const uint32_t shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(src + head) & 3u);
+  // A shifted last unit's fifth word ends up to 4 bytes past the unit: the
+  // units stop 4 bytes short of the end then, so no read passes src + size.
+  const uint64_t units = (size - head - (shift != 0 ? 4 : 0)) / 16;
   const uint64_t tail = head + 16 * units;
   for (uint64_t k = lane; k < head; k += lanes) dst[k] = src[k];
   for (uint64_t k = tail + lane; k < size; k += lanes) dst[k] = src[k];
-  const uint32_t shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(src + head) & 3u);
   const uint8_t* const words = src + head - shift;  // 4-byte aligned
   uint8_t* const out = dst + head;                  // 16-byte aligned
   const auto unit = [&](uint64_t u, uint32_t* v) {
