@@ -35,8 +35,17 @@ run() { # name timeout args...
   timeout "$tmo" $B "$@" "${common[@]}" --db=/tmp/w4db >>"$OUT/w4.log" 2>&1 &
   local pid=$!
   if [ -n "$SAMPLE" ]; then # "t1 t2": per-thread scheduler counters and states
-    sleep 1
-    python3 $D/offcpu.py "$(pgrep -n accelkv-bench)" $SAMPLE >"$OUT/$name.offcpu" 2>&1
+    # The benchmark is timeout's child (pgrep -n once picked a process that
+    # was gone by t1). A thread that exits before t2 is not listed: keep t2
+    # inside the load.
+    local bench=""
+    for _ in 1 2 3 4 5; do
+      sleep 1
+      bench=$(pgrep -P "$pid" -x accelkv-bench | head -1)
+      [ -n "$bench" ] && break
+    done
+    echo "== $name sampling pid ${bench:-none}" >>"$OUT/w4.log"
+    python3 $D/offcpu.py "$bench" $SAMPLE >"$OUT/$name.offcpu" 2>&1
   fi
   wait $pid
   local rc=$?
