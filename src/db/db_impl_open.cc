@@ -88,9 +88,8 @@ Status DBImpl::OpenImpl() {
   mem_->Ref();
 
   // The new WAL's directory entry must be durable before the MANIFEST names
-  // it and before a synced write to it is acknowledged.
-  s = env_->SyncDir(dbname_);
-  if (!s.ok()) return s;
+  // it and before a synced write to it is acknowledged: ApplyEdit syncs the
+  // directory for an edit that sets a log number, before any write.
   edit.SetLogNumber(logfile_number_);
   s = ApplyEdit(&edit, lock);
   if (!s.ok()) return s;
