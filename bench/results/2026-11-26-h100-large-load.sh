@@ -10,6 +10,8 @@
 #   PART=free    fillrandom NUM keys, 16 writers, no stress, one executor
 #                (EXEC=force|off), --time-limit LIMIT, timeout TMO
 #   PART=tests   gpu_test and the DB tests forced onto the GPU executor
+# OPTS="name=value ...": more accelkv engine options (e.g.
+# enable_write_thread_adaptive_yield=false); TAG names the run.
 # 16 B keys, 128 B values, direct I/O for flushes and compactions (DIRECT=false:
 # buffered table I/O), every write recorded for verification; the JSON lines
 # go to $OUT/w4.jsonl. Each run logs MemFree and AnonHugePages before it and 60 s
@@ -22,6 +24,9 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 common=(--key-size=16 --value-size=128 --quiet --stats --json "$OUT/w4.jsonl")
 accel=(--engine-opt=accelkv:use_direct_io_for_flush_and_compaction="${DIRECT:-true}")
+for o in $OPTS; do # OPTS="name=value ...": more accelkv options
+  accel+=(--engine-opt=accelkv:"$o")
+done
 run() { # name timeout args...
   local name=$1 tmo=$2
   shift 2
@@ -56,12 +61,12 @@ run() { # name timeout args...
 { nvidia-smi -L; nproc; uname -r; df -h /tmp | tail -1; } >>"$OUT/w4.log" 2>&1
 case "${PART:-tests}" in
 stress)
-  run "stress-$EXEC-$NUM-direct${DIRECT:-true}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
+  run "stress-$EXEC-$NUM-t${THREADS:-8}${DIRECT:+-direct$DIRECT}${TAG:+-$TAG}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
     --engine-opt=accelkv:gpu_compaction="$EXEC" --workload=fillrandom --stress-cpu=15 \
     --num="$NUM" --threads="${THREADS:-8}" --time-limit="${LIMIT:-0}"
   ;;
 free)
-  run "free-$EXEC-$NUM-direct${DIRECT:-true}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
+  run "free-$EXEC-$NUM${DIRECT:+-direct$DIRECT}${TAG:+-$TAG}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
     --engine-opt=accelkv:gpu_compaction="$EXEC" --workload=fillrandom \
     --num="$NUM" --threads=16 --time-limit="${LIMIT:-0}"
   ;;
