@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "accelkv/slice.h"
@@ -175,6 +176,67 @@ class Env {
   // Microseconds since some fixed point; monotonic.
   virtual uint64_t NowMicros() = 0;
   virtual void SleepForMicroseconds(int micros) = 0;
+};
+
+// An Env that forwards every call to another Env, its target (LevelDB's and
+// RocksDB's EnvWrapper): derive from it and override only what you change,
+// e.g. to count, delay or fail some calls. The calls with options forward
+// with them (Env's own defaults for those drop the options). The target is
+// not owned and must outlive the wrapper.
+class EnvWrapper : public Env {
+ public:
+  explicit EnvWrapper(Env* target) : target_(target) {}
+
+  Env* target() const { return target_; }
+
+  Status NewSequentialFile(const std::string& fname,
+                           std::unique_ptr<SequentialFile>* result) override {
+    return target_->NewSequentialFile(fname, result);
+  }
+  Status NewRandomAccessFile(const std::string& fname,
+                             std::unique_ptr<RandomAccessFile>* result) override {
+    return target_->NewRandomAccessFile(fname, result);
+  }
+  Status NewRandomAccessFile(const std::string& fname, const RandomAccessFileOptions& options,
+                             std::unique_ptr<RandomAccessFile>* result) override {
+    return target_->NewRandomAccessFile(fname, options, result);
+  }
+  Status NewWritableFile(const std::string& fname, std::unique_ptr<WritableFile>* result) override {
+    return target_->NewWritableFile(fname, result);
+  }
+  Status NewWritableFile(const std::string& fname, const WritableFileOptions& options,
+                         std::unique_ptr<WritableFile>* result) override {
+    return target_->NewWritableFile(fname, options, result);
+  }
+  Status NewAppendableFile(const std::string& fname,
+                           std::unique_ptr<WritableFile>* result) override {
+    return target_->NewAppendableFile(fname, result);
+  }
+  bool FileExists(const std::string& fname) override { return target_->FileExists(fname); }
+  Status GetChildren(const std::string& dir, std::vector<std::string>* result) override {
+    return target_->GetChildren(dir, result);
+  }
+  Status RemoveFile(const std::string& fname) override { return target_->RemoveFile(fname); }
+  Status CreateDir(const std::string& dirname) override { return target_->CreateDir(dirname); }
+  Status RemoveDir(const std::string& dirname) override { return target_->RemoveDir(dirname); }
+  Status GetFileSize(const std::string& fname, uint64_t* file_size) override {
+    return target_->GetFileSize(fname, file_size);
+  }
+  Status RenameFile(const std::string& src, const std::string& target) override {
+    return target_->RenameFile(src, target);
+  }
+  Status SyncDir(const std::string& dirname) override { return target_->SyncDir(dirname); }
+  Status LockFile(const std::string& fname, std::unique_ptr<FileLock>* lock) override {
+    return target_->LockFile(fname, lock);
+  }
+  Status UnlockFile(std::unique_ptr<FileLock> lock) override {
+    return target_->UnlockFile(std::move(lock));
+  }
+  uint64_t NowMicros() override { return target_->NowMicros(); }
+  void SleepForMicroseconds(int micros) override { target_->SleepForMicroseconds(micros); }
+
+ private:
+  Env* const target_;
 };
 
 // An Env that keeps files in memory and delegates clocks to base_env.

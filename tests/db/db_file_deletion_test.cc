@@ -9,13 +9,10 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "accelkv/db.h"
 #include "accelkv/env.h"
@@ -28,9 +25,9 @@ using test::S;
 
 // Forwards everything to a base Env; once armed, the next RemoveFile blocks
 // until Release.
-class BlockingRemoveEnv final : public Env {
+class BlockingRemoveEnv final : public EnvWrapper {
  public:
-  explicit BlockingRemoveEnv(Env* base) : base_(base) {}
+  explicit BlockingRemoveEnv(Env* base) : EnvWrapper(base) {}
 
   void Arm() {
     std::lock_guard<std::mutex> l(mu_);
@@ -58,53 +55,10 @@ class BlockingRemoveEnv final : public Env {
         cv_.wait(l, [this] { return released_; });
       }
     }
-    return base_->RemoveFile(fname);
+    return target()->RemoveFile(fname);
   }
-
-  Status NewSequentialFile(const std::string& f, std::unique_ptr<SequentialFile>* r) override {
-    return base_->NewSequentialFile(f, r);
-  }
-  Status NewRandomAccessFile(const std::string& f, std::unique_ptr<RandomAccessFile>* r) override {
-    return base_->NewRandomAccessFile(f, r);
-  }
-  Status NewRandomAccessFile(const std::string& f, const RandomAccessFileOptions& o,
-                             std::unique_ptr<RandomAccessFile>* r) override {
-    return base_->NewRandomAccessFile(f, o, r);
-  }
-  Status NewWritableFile(const std::string& f, std::unique_ptr<WritableFile>* r) override {
-    return base_->NewWritableFile(f, r);
-  }
-  Status NewWritableFile(const std::string& f, const WritableFileOptions& o,
-                         std::unique_ptr<WritableFile>* r) override {
-    return base_->NewWritableFile(f, o, r);
-  }
-  Status NewAppendableFile(const std::string& f, std::unique_ptr<WritableFile>* r) override {
-    return base_->NewAppendableFile(f, r);
-  }
-  bool FileExists(const std::string& f) override { return base_->FileExists(f); }
-  Status GetChildren(const std::string& d, std::vector<std::string>* r) override {
-    return base_->GetChildren(d, r);
-  }
-  Status CreateDir(const std::string& d) override { return base_->CreateDir(d); }
-  Status RemoveDir(const std::string& d) override { return base_->RemoveDir(d); }
-  Status GetFileSize(const std::string& f, uint64_t* s) override {
-    return base_->GetFileSize(f, s);
-  }
-  Status RenameFile(const std::string& s, const std::string& t) override {
-    return base_->RenameFile(s, t);
-  }
-  Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
-  Status LockFile(const std::string& f, std::unique_ptr<FileLock>* l) override {
-    return base_->LockFile(f, l);
-  }
-  Status UnlockFile(std::unique_ptr<FileLock> l) override {
-    return base_->UnlockFile(std::move(l));
-  }
-  uint64_t NowMicros() override { return base_->NowMicros(); }
-  void SleepForMicroseconds(int micros) override { base_->SleepForMicroseconds(micros); }
 
  private:
-  Env* const base_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool armed_ = false;

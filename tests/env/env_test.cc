@@ -1,7 +1,8 @@
 // Behaviour shared by PosixEnv (Env::Default()) and MemEnv: one suite,
-// parameterized over both, and over PosixEnv with mmap reads and with direct
+// parameterized over both, over PosixEnv with mmap reads and with direct
 // reads (random-access files opened with RandomAccessFileOptions::
-// use_mmap_reads, use_direct_reads).
+// use_mmap_reads, use_direct_reads), and over an EnvWrapper around PosixEnv
+// with direct reads (every call forwarded).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,12 +19,16 @@
 namespace accelkv {
 namespace {
 
-enum class EnvKind { kPosix, kPosixMmap, kPosixDirect, kMem };
+enum class EnvKind { kPosix, kPosixMmap, kPosixDirect, kMem, kWrappedPosixDirect };
 
 class EnvTest : public ::testing::TestWithParam<EnvKind> {
  protected:
   void SetUp() override {
-    if (GetParam() != EnvKind::kMem) {
+    if (GetParam() == EnvKind::kWrappedPosixDirect) {
+      wrapper_ = std::make_unique<EnvWrapper>(Env::Default());
+      env_ = wrapper_.get();
+      dir_ = tmp_.path();
+    } else if (GetParam() != EnvKind::kMem) {
       env_ = Env::Default();
       dir_ = tmp_.path();
     } else {
@@ -40,7 +45,8 @@ class EnvTest : public ::testing::TestWithParam<EnvKind> {
   Status OpenRandom(const std::string& fname, std::unique_ptr<RandomAccessFile>* f) {
     RandomAccessFileOptions options;
     options.use_mmap_reads = GetParam() == EnvKind::kPosixMmap;
-    options.use_direct_reads = GetParam() == EnvKind::kPosixDirect;
+    options.use_direct_reads =
+        GetParam() == EnvKind::kPosixDirect || GetParam() == EnvKind::kWrappedPosixDirect;
     return env_->NewRandomAccessFile(fname, options, f);
   }
 
@@ -58,6 +64,7 @@ class EnvTest : public ::testing::TestWithParam<EnvKind> {
 
   test::TempDir tmp_;
   std::unique_ptr<Env> mem_;
+  std::unique_ptr<Env> wrapper_;
   Env* env_ = nullptr;
   std::string dir_;
 };
@@ -351,7 +358,8 @@ TEST_P(EnvTest, Clock) {
 
 INSTANTIATE_TEST_SUITE_P(Envs, EnvTest,
                          ::testing::Values(EnvKind::kPosix, EnvKind::kPosixMmap,
-                                           EnvKind::kPosixDirect, EnvKind::kMem),
+                                           EnvKind::kPosixDirect, EnvKind::kMem,
+                                           EnvKind::kWrappedPosixDirect),
                          [](const ::testing::TestParamInfo<EnvKind>& info) {
                            switch (info.param) {
                              case EnvKind::kPosix:
@@ -360,6 +368,8 @@ INSTANTIATE_TEST_SUITE_P(Envs, EnvTest,
                                return "PosixMmap";
                              case EnvKind::kPosixDirect:
                                return "PosixDirect";
+                             case EnvKind::kWrappedPosixDirect:
+                               return "WrappedPosixDirect";
                              case EnvKind::kMem:
                                break;
                            }
