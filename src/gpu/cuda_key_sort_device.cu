@@ -76,6 +76,13 @@ constexpr int kThreads = 256;
 // kernel runs.
 constexpr uint64_t kEncodePartBytes = 4ull << 20;
 constexpr uint64_t kEncodeParts = 8;
+// ...and of at least kMinPartBlocks blocks, where the chunk has them. A
+// block of kLargeBlockBytes or more gets one thread block, so parts of one
+// or two blocks kept all but one or two SMs idle: at 4 MiB values a 64 MiB
+// table made 8 parts of 2 blocks, and gpu_encode took 23-25 ms for 230 MB
+// (bench/results/2026-11-26-h100-encode-large-blocks.md). Chunks of small
+// blocks hold thousands and keep their 8 parts.
+constexpr uint64_t kMinPartBlocks = 8;
 // Output data blocks of at least this many bytes (contents) are encoded by
 // a thread block each (EncodeLargeBlocksKernel), smaller ones by a warp.
 constexpr uint64_t kLargeBlockBytes = 16 << 10;
@@ -999,13 +1006,15 @@ class CudaKeySortDevice final : public KeySortDevice {
                                        nb * sizeof(EncodeBlock), cudaMemcpyHostToDevice, stream_));
       const EncodeSources src{dev_.arena,    dev_.key_arena,    dev_.kept,      dev_.key_offset,
                               dev_.key_size, dev_.value_offset, dev_.value_size};
-      // Parts of about kEncodePartBytes of output, at most kEncodeParts.
+      // Parts of about kEncodePartBytes of output, at most kEncodeParts, of
+      // at least kMinPartBlocks blocks (one part when the chunk has fewer).
       uint64_t chunk_bytes = 0;
       for (uint64_t i = first_block; i < end_block; ++i) {
         chunk_bytes += EncodedBlockSize(job.blocks[i]) + 5;
       }
-      const uint64_t parts = std::clamp<uint64_t>(chunk_bytes / kEncodePartBytes, 1,
-                                                  std::min<uint64_t>(kEncodeParts, nb));
+      const uint64_t max_parts =
+          std::max<uint64_t>(1, std::min<uint64_t>(kEncodeParts, nb / kMinPartBlocks));
+      const uint64_t parts = std::clamp<uint64_t>(chunk_bytes / kEncodePartBytes, 1, max_parts);
       for (uint64_t p = 0; p < parts; ++p) {
         const uint64_t b0 = first_block + nb * p / parts;
         const uint64_t b1 = first_block + nb * (p + 1) / parts;
