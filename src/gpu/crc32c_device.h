@@ -262,9 +262,7 @@ ACCELKV_HD inline uint32_t WarpCrc32c(const Crc32cTables& t, const uint8_t* p, u
 ACCELKV_HD inline bool WarpBlockChecksumOk(const Crc32cTables& t, const uint8_t* arena,
                                            const BlockSpan& span, uint32_t lane) {
   const uint8_t* p = arena + span.offset;
-  const uint32_t crc = WarpCrc32c(t, p, span.size + 1, lane);
-  const uint32_t rot = LoadFixed32(p + span.size + 1) - kCrcMaskDelta;
-  return crc == ((rot >> 17) | (rot << 15));
+  return StoredCrcMatches(p, span.size, WarpCrc32c(t, p, span.size + 1, lane));
 }
 
 // Stores a block trailer's masked form of crc at dst (fixed32).

@@ -132,16 +132,60 @@ __device__ void ForEachItemPerWarp(const Crc32cTables* g_tables, Crc32cTables* t
   }
 }
 
-// A warp per block: the block's checksum; the lowest bad block index via
-// atomicMin.
+// A warp per block under kLargeBlockBytes: the block's checksum; the lowest
+// bad block index via atomicMin. Larger blocks are left to
+// VerifyLargeBlocksKernel.
 __global__ void VerifyKernel(const Crc32cTables* g_tables, const uint8_t* arena,
                              const BlockSpan* blocks, uint64_t n, Counters* counters) {
   __shared__ Crc32cTables tables;
   ForEachItemPerWarp(g_tables, &tables, n, [&](uint64_t b, uint32_t lane) {
+    if (blocks[b].size >= kLargeBlockBytes) return;  // the same for the whole warp
     if (!WarpBlockChecksumOk(tables, arena, blocks[b], lane) && lane == 0) {
       atomicMin(&counters->bad_block, static_cast<unsigned long long>(b));
     }
   });
+}
+
+// CRC32C of p[0, n) by the whole thread block: each thread checksums a
+// chunk (CrcPartShifted), the parts XOR-reduced per warp and then across
+// the warps. Every thread of the block calls it; the result is thread 0's.
+// scratch: kThreads / 32 words of shared memory, free again on return.
+__device__ uint32_t ThreadBlockCrc32c(const Crc32cTables& tables, const uint8_t* p, uint64_t n,
+                                      uint32_t* scratch) {
+  const uint32_t reg = WarpXor(CrcPartShifted(tables, p, n, threadIdx.x, blockDim.x));
+  if ((threadIdx.x & 31u) == 0) scratch[threadIdx.x / 32] = reg;
+  __syncthreads();
+  uint32_t all = 0;
+  if (threadIdx.x == 0) {
+    for (uint32_t k = 0; k < blockDim.x / 32; ++k) all ^= scratch[k];
+  }
+  __syncthreads();  // scratch is reused
+  return ~all;
+}
+
+// A thread block per block of kLargeBlockBytes or more (large: their
+// indices, listed by the host: a grid-stride pass over every block cost the
+// few thread blocks of a job of small values, whose large blocks are the
+// filters, 0.8 ms): the same check, the CRC32C by ThreadBlockCrc32c, as
+// EncodeLargeBlocksKernel computes it. A warp per block took 15.6
+// ms for a job of 16 MiB values and 4.2 ms at 4 MiB, the largest stage there
+// (bench/results/2026-11-26-h100-encode-part-blocks.md).
+__global__ void VerifyLargeBlocksKernel(const Crc32cTables* g_tables, const uint8_t* arena,
+                                        const BlockSpan* blocks, const uint32_t* large,
+                                        uint64_t n_large, Counters* counters) {
+  __shared__ Crc32cTables tables;
+  __shared__ uint32_t warp_crc[kThreads / 32];
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+  __syncthreads();
+  for (uint64_t k = blockIdx.x; k < n_large; k += gridDim.x) {
+    const uint32_t b = large[k];
+    const BlockSpan span = blocks[b];
+    const uint8_t* p = arena + span.offset;
+    const uint32_t crc = ThreadBlockCrc32c(tables, p, span.size + 1, warp_crc);
+    if (threadIdx.x == 0 && !StoredCrcMatches(p, span.size, crc)) {
+      atomicMin(&counters->bad_block, static_cast<unsigned long long>(b));
+    }
+  }
 }
 
 __global__ void MakeItemsKernel(KeyArrays keys, uint64_t n, SortItem* items) {
@@ -248,16 +292,8 @@ __global__ void EncodeLargeBlocksKernel(const Crc32cTables* g_tables, EncodeSour
     EncodeBlockEntries(src, b, out, threadIdx.x, blockDim.x);
     if (threadIdx.x == 0) WriteBlockFooter(out, b);
     __syncthreads();  // the block's bytes visible to every thread
-    const uint32_t reg =
-        WarpXor(CrcPartShifted(tables, out + b.out_offset, size + 1, threadIdx.x, blockDim.x));
-    if ((threadIdx.x & 31u) == 0) warp_crc[threadIdx.x / 32] = reg;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      uint32_t all = 0;
-      for (uint32_t k = 0; k < blockDim.x / 32; ++k) all ^= warp_crc[k];
-      StoreMaskedCrc(out + b.out_offset + size + 1, ~all);
-    }
-    __syncthreads();  // warp_crc is reused
+    const uint32_t crc = ThreadBlockCrc32c(tables, out + b.out_offset, size + 1, warp_crc);
+    if (threadIdx.x == 0) StoreMaskedCrc(out + b.out_offset + size + 1, crc);
   }
 }
 
@@ -1185,6 +1221,18 @@ class CudaKeySortDevice final : public KeySortDevice {
     Counters init{~0ull, 0, 0};
     ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_counters, &init, sizeof(init),
                                                 cudaMemcpyHostToDevice, stream_));
+    // The blocks verify gives a thread block each (a pageable copy: staged
+    // at once, with no wait for the stream).
+    std::vector<uint32_t> large;
+    for (uint64_t b = 0; b < nb; ++b) {
+      if (in.blocks[b].size >= kLargeBlockBytes) large.push_back(static_cast<uint32_t>(b));
+    }
+    uint32_t* d_large = nullptr;
+    if (!large.empty()) {
+      ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_large, large.size()));
+      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_large, large.data(), large.size() * 4,
+                                                  cudaMemcpyHostToDevice, stream_));
+    }
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[1], stream_));
 
     // verify: on its own stream, beside the sort and the dedup (its
@@ -1194,10 +1242,17 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("verify", EnsureVerifyStream());
     ACCELKV_CUDA_TRY("verify", cudaStreamWaitEvent(verify_stream_, events_[1], 0));
     mem->DrainFirst(verify_stream_);
-    if (nb > 0)
+    if (nb > large.size()) {
       VerifyKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, verify_stream_>>>(
           crc_tables_, dev_.arena, d_blocks, nb, d_counters);
-    ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+      ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+    }
+    if (!large.empty()) {
+      const auto grid = static_cast<unsigned int>(std::min<uint64_t>(large.size(), max_blocks_));
+      VerifyLargeBlocksKernel<<<grid, kThreads, 0, verify_stream_>>>(
+          crc_tables_, dev_.arena, d_blocks, d_large, large.size(), d_counters);
+      ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+    }
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], verify_stream_));
 
     // sort

@@ -95,7 +95,9 @@ uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_byt
   // 4-byte value buffer per entry.
   constexpr uint64_t kSortPerEntry = 56 + 52 + sizeof(PlanEntry);
   constexpr uint64_t kSlack = 32ull << 20;
-  const uint64_t sort = entries * kSortPerEntry + blocks * sizeof(BlockSpan);
+  // Per block: its span, and its index if it is large enough for a
+  // thread block of the verify.
+  const uint64_t sort = entries * kSortPerEntry + blocks * (sizeof(BlockSpan) + sizeof(uint32_t));
   const uint64_t out = arena_bytes + key_arena_bytes + (8 + 8) * entries + (21 + 74) * blocks;
   const uint64_t encode = out + blocks * sizeof(EncodeBlock);
   return arena_bytes + key_arena_bytes + entries * kResidentPerEntry + std::max(sort, encode) +

@@ -167,16 +167,19 @@ ACCELKV_HD inline void CopyStrided(uint8_t* dst, const uint8_t* src, uint64_t si
   }
 }
 
+// Whether crc, the CRC32C of a block's contents and type byte p[0, size],
+// equals the masked CRC stored after them.
+ACCELKV_HD inline bool StoredCrcMatches(const uint8_t* p, uint64_t size, uint32_t crc) {
+  const uint32_t rot = LoadFixed32(p + size + 1) - kCrcMaskDelta;
+  return crc == ((rot >> 17) | (rot << 15));
+}
+
 // True when the stored masked CRC32C of the block matches its bytes.
 // REQUIRES: arena holds span.offset + span.size + 5 bytes.
 ACCELKV_HD inline bool BlockChecksumOk(const uint32_t* table, const uint8_t* arena,
                                        const BlockSpan& span) {
   const uint8_t* p = arena + span.offset;
-  const uint32_t crc = ~Crc32cUpdate(table, 0xffffffffu, p, span.size + 1);
-  const uint32_t masked = LoadFixed32(p + span.size + 1);
-  const uint32_t rot = masked - kCrcMaskDelta;
-  const uint32_t expected = (rot >> 17) | (rot << 15);
-  return crc == expected;
+  return StoredCrcMatches(p, span.size, ~Crc32cUpdate(table, 0xffffffffu, p, span.size + 1));
 }
 
 // The first 8 bytes of the user key, big-endian, zero-padded.

@@ -185,6 +185,31 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     return test::RunAndCapture(e, env_.get(), dbname_, topt_, &icmp_, job, result, files);
   }
 
+  // Flips the byte at pick(its bytes) of the job's first L0 input table,
+  // runs the job and expects Corruption("checksum mismatch") naming that
+  // table file, with no output listed or left.
+  void ExpectChecksumMismatchAfterFlip(const test::GpuJob& job,
+                                       const std::function<uint64_t(const std::string&)>& pick) {
+    const FileMetaPtr& victim = job.compaction->inputs(0)[0];
+    const std::string fname = TableFileName(dbname_, victim->number);
+    std::string bytes;
+    ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
+    const uint64_t pos = pick(bytes);
+    if (HasFatalFailure()) return;
+    ASSERT_LT(pos, bytes.size());
+    bytes[pos] = static_cast<char>(bytes[pos] ^ 0x5a);
+    ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    Status s = Run(gpu_.get(), job, &result, &files);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("checksum mismatch")) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("table file " + std::to_string(victim->number)))
+        << s.ToString();
+    EXPECT_TRUE(result.outputs.empty());
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  }
+
   // Splits by size only, with max_output_file_size limit0: runs the CPU
   // executor, then (when it made at least two outputs, first of size F)
   // both executors with limits F-2..F+2, in the encode modes mode(limit)
@@ -1083,22 +1108,38 @@ TEST_P(GpuExecutorTest, ChecksumMismatchReportsFileAndBlock) {
   test::GpuJobShape shape;
   shape.allow_long_values = false;
   const test::GpuJob job = NewJob(&rnd, shape);
-  const FileMetaPtr& victim = job.compaction->inputs(0)[0];
-  const std::string fname = TableFileName(dbname_, victim->number);
-  std::string bytes;
-  ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
   // The first data block starts at offset 0 with its keys: byte 0 is the
   // first user-key byte, so the block layout stays valid and only the
   // CRC32C can tell.
-  bytes[0] = static_cast<char>(bytes[0] ^ 0x5a);
-  ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
-  CompactionJobResult result;
-  std::map<uint64_t, std::string> files;
-  Status s = Run(gpu_.get(), job, &result, &files);
-  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(std::string::npos, s.ToString().find("checksum mismatch")) << s.ToString();
-  EXPECT_NE(std::string::npos, s.ToString().find("table file " + std::to_string(victim->number)))
-      << s.ToString();
+  ExpectChecksumMismatchAfterFlip(job, [](const std::string&) { return uint64_t{0}; });
+  EXPECT_EQ(1u, gpu_->GetStats().corruptions);
+}
+
+// Input blocks of 16 KiB or more are verified by a thread block each on the
+// CUDA device (VerifyLargeBlocksKernel), smaller ones by a warp: a flipped
+// value byte in the middle of the largest block is Corruption naming the
+// file, as in a small block.
+TEST_P(GpuExecutorTest, LargeBlockChecksumMismatchReportsFile) {
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.l0_files = 2;
+  shape.l1_files = 1;
+  shape.entries_per_file = 30;
+  shape.max_value_size = 300 << 10;
+  const test::GpuJob job = NewJob(&rnd, shape);
+  ExpectChecksumMismatchAfterFlip(job, [](const std::string& bytes) {
+    uint64_t offset = 0;
+    BlockLayout largest;
+    EXPECT_TRUE(test::ForEachDataBlock(bytes, [&](uint64_t o, const BlockLayout& l) {
+                  if (l.value_bytes > largest.value_bytes) {
+                    offset = o;
+                    largest = l;
+                  }
+                }).ok());
+    EXPECT_GE(largest.size, uint64_t{16} << 10) << "no block of 16 KiB or more to corrupt";
+    // A value byte: the layout stays valid and only the CRC32C can tell.
+    return offset + largest.values_offset() + largest.value_bytes / 2;
+  });
   EXPECT_EQ(1u, gpu_->GetStats().corruptions);
 }
 

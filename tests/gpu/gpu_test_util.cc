@@ -218,7 +218,8 @@ Status RunAndCapture(CompactionExecutor* executor, Env* env, const std::string& 
   return s;
 }
 
-Status CountBlockShapes(const std::string& file, BlockShapes* shapes) {
+Status ForEachDataBlock(const std::string& file,
+                        const std::function<void(uint64_t, const BlockLayout&)>& fn) {
   if (file.size() < Footer::kEncodedLength) return Status::Corruption("table file too short");
   Footer footer;
   Status s = footer.DecodeFrom(
@@ -242,6 +243,13 @@ Status CountBlockShapes(const std::string& file, BlockShapes* shapes) {
     BlockLayout l;
     s = Block::Validate(Slice(file.data() + h.offset, h.size), &l);
     if (!s.ok()) break;
+    fn(h.offset, l);
+  }
+  return s;
+}
+
+Status CountBlockShapes(const std::string& file, BlockShapes* shapes) {
+  return ForEachDataBlock(file, [shapes](uint64_t, const BlockLayout& l) {
     const bool many = l.n >= 2;
     const bool key_var = l.key_width == BlockLayout::kVariable;
     const bool value_var = l.value_width == BlockLayout::kVariable;
@@ -254,8 +262,7 @@ Status CountBlockShapes(const std::string& file, BlockShapes* shapes) {
     shapes->fixed_values += many && !value_var ? 1 : 0;
     shapes->variable_values += value_var ? 1 : 0;
     shapes->wide_ends += l.offset_width == 4 && (key_var || value_var) ? 1 : 0;
-  }
-  return s;
+  });
 }
 
 int CountOutputFiles(Env* env, const std::string& dbname) {

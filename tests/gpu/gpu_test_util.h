@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "compaction/compaction.h"
 #include "compaction/compaction_executor.h"
+#include "table/block_builder.h"
 #include "table/table_options.h"
 #include "util/random.h"
 
@@ -51,6 +53,11 @@ struct BlockShapes {
   uint64_t variable_values = 0;
   uint64_t wide_ends = 0;  // 4-byte end offsets (block over 64 KiB with an array)
 };
+
+// Calls fn(offset, layout) for each data block of one table file's bytes, in
+// file order (offset: the block's first byte in the file).
+Status ForEachDataBlock(const std::string& file,
+                        const std::function<void(uint64_t, const BlockLayout&)>& fn);
 
 // Adds the layouts of the data blocks of one table file's bytes to *shapes.
 Status CountBlockShapes(const std::string& file, BlockShapes* shapes);
