@@ -78,9 +78,10 @@ constexpr uint64_t kEncodePartBytes = 4ull << 20;
 constexpr uint64_t kEncodeParts = 8;
 // ...and of at least kMinPartBlocks blocks, where the chunk has them. A
 // block of kLargeBlockBytes or more gets one thread block, so parts of one
-// or two blocks kept all but one or two SMs idle: at 4 MiB values a 64 MiB
-// table made 8 parts of 2 blocks, and gpu_encode took 23-25 ms for 230 MB
-// (bench/results/2026-11-26-h100-encode-large-blocks.md). Chunks of small
+// or two blocks kept all but one or two SMs idle: at 4 MiB values a 32 MiB
+// chunk of about 8 blocks made 8 parts of one block, and gpu_encode took
+// 23-25 ms for 230 MB, 7.6 ms since
+// (bench/results/2026-11-26-h100-encode-part-blocks.md). Chunks of small
 // blocks hold thousands and keep their 8 parts.
 constexpr uint64_t kMinPartBlocks = 8;
 // Output data blocks of at least this many bytes (contents) are encoded by
@@ -167,9 +168,9 @@ __device__ uint32_t ThreadBlockCrc32c(const Crc32cTables& tables, const uint8_t*
 // indices, listed by the host: a grid-stride pass over every block cost the
 // few thread blocks of a job of small values, whose large blocks are the
 // filters, 0.8 ms): the same check, the CRC32C by ThreadBlockCrc32c, as
-// EncodeLargeBlocksKernel computes it. A warp per block took 15.6
-// ms for a job of 16 MiB values and 4.2 ms at 4 MiB, the largest stage there
-// (bench/results/2026-11-26-h100-encode-part-blocks.md).
+// EncodeLargeBlocksKernel computes it. A warp per block took 15.4 ms for a
+// job of 16 MiB values, now 2.0 ms, and 4.1 ms at 4 MiB, now 0.57
+// (bench/results/2026-11-26-h100-verify-large-blocks.md).
 __global__ void VerifyLargeBlocksKernel(const Crc32cTables* g_tables, const uint8_t* arena,
                                         const BlockSpan* blocks, const uint32_t* large,
                                         uint64_t n_large, Counters* counters) {
