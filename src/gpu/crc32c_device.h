@@ -168,15 +168,6 @@ ACCELKV_HD inline uint32_t Crc32cStep8(const Crc32cTables& t, uint32_t reg, uint
          t.slice[1][(hi >> 16) & 0xffu] ^ t.slice[0][hi >> 24];
 }
 
-// Aligned little-endian loads (the device is little-endian).
-ACCELKV_HD inline uint32_t Crc32cLoad4(const uint8_t* q) {
-#if defined(__CUDA_ARCH__)
-  return *reinterpret_cast<const uint32_t*>(q);
-#else
-  return LoadFixed32(q);
-#endif
-}
-
 ACCELKV_HD inline uint32_t Crc32cStep16(const Crc32cTables& t, uint32_t reg, const uint8_t* q) {
 #if defined(__CUDA_ARCH__)
   const uint4 w = *reinterpret_cast<const uint4*>(q);
@@ -197,14 +188,14 @@ ACCELKV_HD inline uint32_t Crc32cUpdateSliced(const Crc32cTables& t, uint32_t re
     reg = t.slice[0][(reg ^ *q++) & 0xffu] ^ (reg >> 8);
   }
   for (; end - q >= 4 && (reinterpret_cast<uintptr_t>(q) & 15u) != 0; q += 4) {
-    reg = Crc32cStep4(t, reg, Crc32cLoad4(q));
+    reg = Crc32cStep4(t, reg, LoadWord(q));
   }
   for (; end - q >= 32; q += 32) reg = Crc32cStep16(t, Crc32cStep16(t, reg, q), q + 16);
   if (end - q >= 16) {
     reg = Crc32cStep16(t, reg, q);
     q += 16;
   }
-  for (; end - q >= 4; q += 4) reg = Crc32cStep4(t, reg, Crc32cLoad4(q));
+  for (; end - q >= 4; q += 4) reg = Crc32cStep4(t, reg, LoadWord(q));
   while (q != end) reg = t.slice[0][(reg ^ *q++) & 0xffu] ^ (reg >> 8);
   return reg;
 }
@@ -263,12 +254,6 @@ ACCELKV_HD inline bool WarpBlockChecksumOk(const Crc32cTables& t, const uint8_t*
                                            const BlockSpan& span, uint32_t lane) {
   const uint8_t* p = arena + span.offset;
   return StoredCrcMatches(p, span.size, WarpCrc32c(t, p, span.size + 1, lane));
-}
-
-// Stores a block trailer's masked form of crc at dst (fixed32).
-ACCELKV_HD inline void StoreMaskedCrc(uint8_t* dst, uint32_t crc) {
-  const uint32_t masked = ((crc >> 15) | (crc << 17)) + kCrcMaskDelta;
-  for (int k = 0; k < 4; ++k) dst[k] = static_cast<uint8_t>(masked >> (8 * k));
 }
 
 // WriteBlockCrc (encode_common.h) by a warp: the masked CRC32C of

@@ -156,9 +156,8 @@ ACCELKV_HD inline void WriteBlockFooter(uint8_t* out, const EncodeBlock& b) {
 // type) after the type byte. REQUIRES: those bytes are written.
 ACCELKV_HD inline void WriteTrailerCrc(const uint32_t* table, uint8_t* out, uint64_t offset,
                                        uint64_t size) {
-  const uint32_t crc = ~Crc32cUpdate(table, 0xffffffffu, out + offset, size + 1);
-  const uint32_t masked = ((crc >> 15) | (crc << 17)) + kCrcMaskDelta;
-  StoreFixed32(out + offset + size + 1, masked);
+  StoreMaskedCrc(out + offset + size + 1,
+                 ~Crc32cUpdate(table, 0xffffffffu, out + offset, size + 1));
 }
 
 ACCELKV_HD inline void WriteBlockCrc(const uint32_t* table, uint8_t* out, const EncodeBlock& b) {

@@ -90,7 +90,7 @@ ACCELKV_HD inline uint32_t FunnelBytes(uint32_t lo, uint32_t hi, uint32_t shift)
 #endif
 }
 
-// A 4-byte aligned little-endian word.
+// A 4-byte aligned little-endian word (the device is little-endian).
 ACCELKV_HD inline uint32_t LoadWord(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
   return *reinterpret_cast<const uint32_t*>(p);
@@ -167,11 +167,26 @@ ACCELKV_HD inline void CopyStrided(uint8_t* dst, const uint8_t* src, uint64_t si
   }
 }
 
+// A block trailer's masked CRC32C and back (util/crc32c.h's Mask and
+// Unmask, for the device too).
+ACCELKV_HD inline uint32_t MaskCrc(uint32_t crc) {
+  return ((crc >> 15) | (crc << 17)) + kCrcMaskDelta;
+}
+ACCELKV_HD inline uint32_t UnmaskCrc(uint32_t masked) {
+  const uint32_t rot = masked - kCrcMaskDelta;
+  return (rot >> 17) | (rot << 15);
+}
+
 // Whether crc, the CRC32C of a block's contents and type byte p[0, size],
 // equals the masked CRC stored after them.
 ACCELKV_HD inline bool StoredCrcMatches(const uint8_t* p, uint64_t size, uint32_t crc) {
-  const uint32_t rot = LoadFixed32(p + size + 1) - kCrcMaskDelta;
-  return crc == ((rot >> 17) | (rot << 15));
+  return crc == UnmaskCrc(LoadFixed32(p + size + 1));
+}
+
+// Stores a block trailer's masked form of crc at dst (fixed32).
+ACCELKV_HD inline void StoreMaskedCrc(uint8_t* dst, uint32_t crc) {
+  const uint32_t masked = MaskCrc(crc);
+  for (int k = 0; k < 4; ++k) dst[k] = static_cast<uint8_t>(masked >> (8 * k));
 }
 
 // True when the stored masked CRC32C of the block matches its bytes.
