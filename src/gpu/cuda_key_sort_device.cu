@@ -277,9 +277,11 @@ __global__ void EncodeBlocksKernel(const Crc32cTables* g_tables, EncodeSources s
 // The blocks of kLargeBlockBytes or more (others are EncodeBlocksKernel's):
 // a thread block per output block, grid-stride, all kThreads threads
 // copying its entries (EncodeBlockEntries), thread 0 writing the ends and
-// the footer, then each thread checksumming a chunk (CrcPartShifted), the
-// parts XOR-reduced per warp and then across the warps. A warp per block
-// left few warps on few SMs to copy and checksum values of 64 KiB to 1 MiB.
+// the footer, then the CRC32C by ThreadBlockCrc32c. A warp per block left
+// few warps on few SMs to copy and checksum values of 64 KiB to 1 MiB.
+// Each thread block passes over every block of the part, skipping the
+// small ones: cheap while a part is all large blocks or all small ones
+// (a list of the large ones, as verify takes, would serve mixed parts).
 __global__ void EncodeLargeBlocksKernel(const Crc32cTables* g_tables, EncodeSources src,
                                         const EncodeBlock* blocks, uint64_t nb, uint8_t* out) {
   __shared__ Crc32cTables tables;
