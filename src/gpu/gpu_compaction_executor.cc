@@ -167,7 +167,8 @@ GpuCompactionExecutor::GpuCompactionExecutor(const GpuExecutorOptions& options,
       device_(std::move(device)),
       input_(std::make_unique<gpu::JobInput>()),
       sorted_(std::make_unique<gpu::KeySortOutput>()),
-      encode_job_(std::make_unique<gpu::EncodeJob>()) {}
+      encode_job_(std::make_unique<gpu::EncodeJob>()),
+      assemble_buffers_(std::make_unique<gpu::AssembleBuffers>()) {}
 
 GpuCompactionExecutor::~GpuCompactionExecutor() = default;
 
@@ -459,7 +460,8 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
     if (!s.ok()) return s;
   }
   gpu::CpuStageScope cpu(result, "assemble");
-  return gpu::AssembleOutputs(spec, input, out.kept, result);
+  return gpu::AssembleOutputs(spec, input, out.kept, assemble_buffers_.get(), cpu.helpers(),
+                              result);
 }
 
 void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input) {

@@ -13,7 +13,8 @@
 //      copy_out (kept order)
 //   -> encode: keys-only mode (CPU: the same TableBuilder + OutputSplitter
 //      calls as CpuCompactionExecutor, keys from the key arena, values in
-//      place from the file arena) or device-encode mode (GPU: plan inputs
+//      place from the file arena, the subcompaction ranges on separate
+//      threads: output_assembler.h) or device-encode mode (GPU: plan inputs
 //      per kept entry; CPU: the plan over them; GPU: data blocks; CPU:
 //      filter/properties/index/footer: device_encoder.h)
 //   -> write (CPU: each output written, fsynced, closed; in device-encode
@@ -57,6 +58,7 @@
 namespace accelkv {
 
 namespace gpu {
+struct AssembleBuffers;
 class KeySortDevice;
 struct EncodeJob;
 struct JobChunk;
@@ -198,6 +200,7 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   std::unique_ptr<gpu::JobInput> input_;
   std::unique_ptr<gpu::KeySortOutput> sorted_;
   std::unique_ptr<gpu::EncodeJob> encode_job_;
+  std::unique_ptr<gpu::AssembleBuffers> assemble_buffers_;
   std::mutex job_mu_;  // one job on the device at a time
   mutable std::mutex stats_mu_;
   GpuExecutorStats stats_;

@@ -1,39 +1,57 @@
 #include "gpu/output_assembler.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpu/gpu_util.h"
 #include "table/table_builder.h"
 #include "util/filename.h"
+#include "util/internal_key.h"
 
 namespace accelkv {
 namespace gpu {
 
 namespace {
 
-// A WritableFile that appends to a string (the encoded table).
-class StringSink final : public WritableFile {
+// Entries between two polls of the stop flag (another range failed).
+constexpr uint64_t kStopPollEvery = 1024;
+
+// A WritableFile appending to a range's buffer (its tables one after
+// another; the buffer keeps its capacity across jobs).
+class BufferSink final : public WritableFile {
  public:
+  explicit BufferSink(std::string* buffer) : buffer_(buffer) {}
   Status Append(const Slice& data) override {
-    contents_.append(data.data(), data.size());
+    buffer_->append(data.data(), data.size());
     return Status::OK();
   }
   Status Flush() override { return Status::OK(); }
   Status Sync() override { return Status::OK(); }
   Status Close() override { return Status::OK(); }
-  const std::string& contents() const { return contents_; }
-  void Clear() { contents_.clear(); }
 
  private:
-  std::string contents_;
+  std::string* const buffer_;
 };
 
-class Assembler {
+// One output table encoded into its range's buffer.
+struct EncodedTable {
+  size_t range = 0;
+  uint64_t offset = 0;  // in the range's buffer
+  FileMetaData meta;    // all but the number
+};
+
+// One subcompaction range's outputs, encoded into the range's buffer by
+// TableBuilder and split by the range's own OutputSplitter.
+class RangeAssembler {
  public:
-  Assembler(const CompactionJobSpec& spec, CompactionJobResult* result)
-      : spec_(spec), result_(result) {}
+  RangeAssembler(const CompactionJobSpec& spec, size_t range, std::string* buffer)
+      : spec_(spec), range_(range), buffer_(buffer), sink_(buffer) {
+    buffer_->clear();
+  }
 
   Status Add(const Slice& key, const Slice& value) {
     // The exact estimate only where the O(1) bound reaches the split size.
@@ -43,88 +61,167 @@ class Assembler {
                                     [this] { return builder_->EstimatedFileSize(); })
             : 0;
     if (splitter_.ShouldStopBefore(key, current) && builder_ != nullptr) {
-      Status s = FinishOutput();
+      Status s = FinishTable();
       if (!s.ok()) return s;
     }
     if (builder_ == nullptr) {
-      number_ = spec_.new_file_number();
-      sink_.Clear();
+      table_offset_ = buffer_->size();
       builder_ = std::make_unique<TableBuilder>(spec_.table_options, &sink_);
     }
     builder_->Add(key, value);
     return builder_->status();
   }
 
-  Status Finish() { return builder_ != nullptr ? FinishOutput() : Status::OK(); }
+  Status Finish() { return builder_ != nullptr ? FinishTable() : Status::OK(); }
 
   void Abandon() {
     if (builder_ != nullptr) builder_->Abandon();
     builder_.reset();
   }
 
-  uint64_t encode_micros() const { return encode_micros_; }
-  uint64_t write_micros() const { return write_micros_; }
+  std::vector<EncodedTable>& tables() { return tables_; }
 
  private:
-  Status FinishOutput() {
-    const auto t0 = std::chrono::steady_clock::now();
+  Status FinishTable() {
     Status s = builder_->Finish();
-    const FileMetaData meta =
-        OutputFileMeta(number_, sink_.contents().size(), builder_->properties());
-    builder_.reset();
-    encode_micros_ += MicrosSince(t0);
-    if (!s.ok()) return s;
-    const auto t1 = std::chrono::steady_clock::now();
-    std::unique_ptr<WritableFile> file;
-    const std::string fname = TableFileName(spec_.dbname, number_);
-    s = NewTableFile(spec_.env, fname, spec_.table_options, IOPriority::kLow, &file);
-    if (!s.ok()) return s;
-    result_->outputs.push_back(meta);
-    s = file->Append(sink_.contents());
-    if (s.ok()) s = file->Sync();
-    const Status close = file->Close();
-    if (s.ok()) s = close;
     if (s.ok()) {
-      result_->bytes_written += meta.file_size;
-      result_->output_entries += meta.num_entries;
+      EncodedTable t;
+      t.range = range_;
+      t.offset = table_offset_;
+      t.meta = OutputFileMeta(0, buffer_->size() - table_offset_, builder_->properties());
+      tables_.push_back(std::move(t));
     }
-    write_micros_ += MicrosSince(t1);
+    builder_.reset();
     return s;
   }
 
   const CompactionJobSpec& spec_;
-  CompactionJobResult* const result_;
+  const size_t range_;
+  std::string* const buffer_;
+  BufferSink sink_;
   OutputSplitter splitter_{spec_.compaction};
-  StringSink sink_;
   std::unique_ptr<TableBuilder> builder_;
-  uint64_t number_ = 0;
-  uint64_t encode_micros_ = 0;
-  uint64_t write_micros_ = 0;
+  uint64_t table_offset_ = 0;
+  std::vector<EncodedTable> tables_;
 };
+
+// The kept position where each subcompaction range starts: a boundary's
+// range at the first kept entry whose user key is at or above it (the kept
+// order ascends by user key).
+Status RangeStarts(const CompactionJobSpec& spec, const JobInput& input,
+                   const HostVector<uint32_t>& kept, std::vector<uint64_t>* starts) {
+  const char* key_arena = reinterpret_cast<const char*>(input.keys.key_arena);
+  const Comparator* ucmp = spec.internal_comparator->user_comparator();
+  const uint64_t n = kept.size();
+  std::vector<uint64_t> boundary_starts;
+  for (const std::string& b : spec.compaction->subcompaction_boundaries()) {
+    uint64_t lo = 0;
+    uint64_t hi = n;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      const uint32_t i = kept[mid];
+      const Slice key(key_arena + input.keys.key_offset[i], input.keys.key_size[i]);
+      if (ucmp->Compare(ExtractUserKey(key), Slice(b)) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    boundary_starts.push_back(lo);
+  }
+  if (!SubcompactionRangeStarts(boundary_starts, n, starts)) {
+    return Status::InvalidArgument("gpu: assemble: subcompaction boundaries out of order");
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
 Status AssembleOutputs(const CompactionJobSpec& spec, const JobInput& input,
-                       const HostVector<uint32_t>& kept, CompactionJobResult* result) {
-  Assembler assembler(spec, result);
+                       const HostVector<uint32_t>& kept, AssembleBuffers* buffers,
+                       double* helper_cpu_seconds, CompactionJobResult* result) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<uint64_t> starts;
+  Status s = RangeStarts(spec, input, kept, &starts);
+  if (!s.ok()) return s;
+
+  // "encode": the ranges on separate threads, each into its own buffer.
+  // OutputSplitter closes an output at each range's first entry, and a
+  // fresh splitter reaches the same state there (compaction.h, step 4), so
+  // the tables are the single pass's.
   const char* arena = reinterpret_cast<const char*>(input.keys.arena);
   const char* key_arena = reinterpret_cast<const char*>(input.keys.key_arena);
-  const auto t0 = std::chrono::steady_clock::now();
-  Status s;
-  for (uint32_t i : kept) {
-    s = assembler.Add(Slice(key_arena + input.keys.key_offset[i], input.keys.key_size[i]),
-                      Slice(arena + input.value_offset[i], input.value_size[i]));
-    if (!s.ok()) break;
+  const size_t ranges = starts.size() - 1;
+  if (buffers->ranges.size() < ranges) buffers->ranges.resize(ranges);
+  std::vector<std::vector<EncodedTable>> range_tables(ranges);
+  std::vector<Status> statuses(ranges);
+  std::atomic<bool> stop{false};
+  *helper_cpu_seconds += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
+    RangeAssembler assembler(spec, r, &buffers->ranges[r]);
+    Status st;
+    for (uint64_t k = starts[r]; k < starts[r + 1]; ++k) {
+      if ((k - starts[r]) % kStopPollEvery == 0 && stop.load(std::memory_order_relaxed)) {
+        st = Status::Aborted("gpu: assemble: another range failed");
+        break;
+      }
+      const uint32_t i = kept[k];
+      st = assembler.Add(Slice(key_arena + input.keys.key_offset[i], input.keys.key_size[i]),
+                         Slice(arena + input.value_offset[i], input.value_size[i]));
+      if (!st.ok()) break;
+    }
+    if (st.ok()) {
+      st = assembler.Finish();
+    } else {
+      assembler.Abandon();
+    }
+    if (!st.ok()) stop.store(true, std::memory_order_relaxed);
+    statuses[r] = st;
+    range_tables[r] = std::move(assembler.tables());
+  });
+  for (const Status& st : statuses) {
+    // The encode creates no file; a stop only follows a real failure.
+    if (!st.ok() && !st.IsAborted()) return st;
+  }
+  for (const Status& st : statuses) {
+    if (!st.ok()) return st;
+  }
+  std::vector<EncodedTable> tables;
+  for (std::vector<EncodedTable>& rt : range_tables) {
+    for (EncodedTable& t : rt) tables.push_back(std::move(t));
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  result->stage_micros["encode"] += MicrosSince(t0);
+
+  // "write": numbers in table (key) order, then each file written, fsynced
+  // and closed on its own thread; a created file is listed (in table
+  // order) even when a step fails, for the caller to remove.
+  for (EncodedTable& t : tables) t.meta.number = spec.new_file_number();
+  std::vector<Status> written(tables.size());
+  std::vector<char> created(tables.size(), 0);
+  *helper_cpu_seconds += ParallelFor(tables.size(), FileThreads(tables.size()), [&](size_t i) {
+    const EncodedTable& t = tables[i];
+    std::unique_ptr<WritableFile> file;
+    Status& st = written[i];
+    st = NewTableFile(spec.env, TableFileName(spec.dbname, t.meta.number), spec.table_options,
+                      IOPriority::kLow, &file);
+    if (!st.ok()) return;
+    created[i] = 1;
+    st = file->Append(Slice(buffers->ranges[t.range].data() + t.offset, t.meta.file_size));
+    if (st.ok()) st = file->Sync();
+    const Status close = file->Close();
+    if (st.ok()) st = close;
+  });
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (created[i]) result->outputs.push_back(tables[i].meta);
+    if (s.ok()) s = written[i];
   }
   if (s.ok()) {
-    s = assembler.Finish();
-  } else {
-    assembler.Abandon();
+    for (const EncodedTable& t : tables) {
+      result->bytes_written += t.meta.file_size;
+      result->output_entries += t.meta.num_entries;
+    }
   }
-  const uint64_t total = MicrosSince(t0);
-  const uint64_t write = assembler.write_micros();
-  result->stage_micros["write"] += write;
-  result->stage_micros["encode"] += total > write ? total - write : 0;
+  result->stage_micros["write"] += MicrosSince(t1);
   return s;
 }
 
