@@ -9,6 +9,8 @@
 #                threads, one executor (EXEC=force|off), --time-limit LIMIT, timeout TMO
 #   PART=free    fillrandom NUM keys, 16 writers, no stress, one executor
 #                (EXEC=force|off), --time-limit LIMIT, timeout TMO
+#   PART=peer    fillrandom NUM keys with ENGINE=rocksdb|leveldb (its own defaults),
+#                THREADS writers beside 15 busy threads, --time-limit LIMIT, timeout TMO
 #   PART=tests   gpu_test and the DB tests forced onto the GPU executor
 # OPTS="name=value ...": more accelkv engine options (e.g.
 # enable_write_thread_adaptive_yield=false); TAG names the run.
@@ -56,7 +58,7 @@ run() { # name timeout args...
   local rc=$?
   echo "== $name rc=$rc wall=$(($(date +%s) - t0))s" | tee -a "$OUT/w4.log"
   grep -E "^(accelkv|rocksdb|leveldb) +fillrandom" "$OUT/w4.log" | tail -1
-  python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readlines()[-1]); print({k: d.get(k) for k in ("ops", "ops_per_sec", "seconds", "time_limited", "lat_us_p99", "compaction_wait_sec", "cpu_sec")}); print("\n".join(l for l in d["engine_stats"].split("\n") if l.startswith(("User writes", "Stalls", "Executor"))))' "$OUT/w4.jsonl"
+  python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readlines()[-1]); print({k: d.get(k) for k in ("ops", "ops_per_sec", "seconds", "time_limited", "lat_us_p99", "compaction_wait_sec", "cpu_sec")}); print("\n".join(l for l in d.get("engine_stats", "").split("\n") if l.startswith(("User writes", "Stalls", "Executor"))))' "$OUT/w4.jsonl"
 }
 { nvidia-smi -L; nproc; uname -r; df -h /tmp | tail -1; } >>"$OUT/w4.log" 2>&1
 case "${PART:-tests}" in
@@ -64,6 +66,10 @@ stress)
   run "stress-$EXEC-$NUM-t${THREADS:-8}${DIRECT:+-direct$DIRECT}${TAG:+-$TAG}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
     --engine-opt=accelkv:gpu_compaction="$EXEC" --workload=fillrandom --stress-cpu=15 \
     --num="$NUM" --threads="${THREADS:-8}" --time-limit="${LIMIT:-0}"
+  ;;
+peer)
+  run "stress-$ENGINE-$NUM-t${THREADS:-8}${TAG:+-$TAG}" "${TMO:-590}" --engine="$ENGINE" \
+    --workload=fillrandom --stress-cpu=15 --num="$NUM" --threads="${THREADS:-8}" --time-limit="${LIMIT:-0}"
   ;;
 free)
   run "free-$EXEC-$NUM${DIRECT:+-direct$DIRECT}${TAG:+-$TAG}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
