@@ -87,6 +87,12 @@ constexpr uint64_t kMinPartBlocks = 8;
 // Output data blocks of at least this many bytes (contents) are encoded by
 // a thread block each (EncodeLargeBlocksKernel), smaller ones by a warp.
 constexpr uint64_t kLargeBlockBytes = 16 << 10;
+// ...and from kHugeBlockBytes up by a thread block per kHugeSliceBytes
+// (EncodeHugeBlocksKernel, HugeBlocksCrcKernel): a 32 MiB encode chunk of
+// 16 MiB values holds two blocks, which two thread blocks encoded in 11 ms
+// per job (bench/results/2026-11-26-h100-encode-part-blocks.md).
+constexpr uint64_t kHugeBlockBytes = 1 << 20;
+constexpr uint64_t kHugeSliceBytes = 128 << 10;
 // PlanStage copies the plan entries back in parts (QueuePlanCopies): up to
 // kPlanSlices per subcompaction range, none under kPlanPartBytes unless its
 // range is, at most kPlanParts in all.
@@ -291,13 +297,79 @@ __global__ void EncodeLargeBlocksKernel(const Crc32cTables* g_tables, EncodeSour
   for (uint64_t i = blockIdx.x; i < nb; i += gridDim.x) {
     const EncodeBlock b = blocks[i];
     const uint64_t size = EncodedBlockSize(b);
-    if (size < kLargeBlockBytes) continue;  // the same for every thread
+    if (size < kLargeBlockBytes || size >= kHugeBlockBytes) continue;  // the same for every thread
     EncodeBlockEntries(src, b, out, threadIdx.x, blockDim.x);
     if (threadIdx.x == 0) WriteBlockFooter(out, b);
     __syncthreads();  // the block's bytes visible to every thread
     const uint32_t crc = ThreadBlockCrc32c(tables, out + b.out_offset, size + 1, warp_crc);
     if (threadIdx.x == 0) StoreMaskedCrc(out + b.out_offset + size + 1, crc);
   }
+}
+
+// A block of kHugeBlockBytes or more and the thread blocks that encode it:
+// [first_tb, first_tb + tbs) of the kernel's grid.
+struct HugeBlock {
+  uint32_t block;  // its index in the kernel's block array
+  uint32_t first_tb;
+  uint32_t tbs;
+};
+
+// The huge block thread block `tb` works on (the list ascends by first_tb
+// and covers the grid), its index in *k.
+__device__ HugeBlock FindHugeBlock(const HugeBlock* huge, uint32_t n, uint32_t tb, uint32_t* k) {
+  uint32_t lo = 0;
+  uint32_t hi = n - 1;
+  while (lo < hi) {  // the last entry whose first_tb <= tb
+    const uint32_t mid = (lo + hi + 1) / 2;
+    if (huge[mid].first_tb <= tb) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  *k = lo;
+  return huge[lo];
+}
+
+// The blocks of kHugeBlockBytes or more, each by its tbs thread blocks as
+// one group of lanes (EncodeBlockEntries over lanes tbs x kThreads), lane 0
+// writing the ends and the footer. The checksum needs every byte written,
+// so it is the next kernel's.
+__global__ void EncodeHugeBlocksKernel(EncodeSources src, const EncodeBlock* blocks,
+                                       const HugeBlock* huge, uint32_t n_huge, uint8_t* out) {
+  uint32_t k = 0;
+  const HugeBlock h = FindHugeBlock(huge, n_huge, blockIdx.x, &k);
+  const EncodeBlock b = blocks[h.block];
+  const uint32_t lane = (blockIdx.x - h.first_tb) * blockDim.x + threadIdx.x;
+  EncodeBlockEntries(src, b, out, lane, h.tbs * blockDim.x);
+  if (lane == 0) WriteBlockFooter(out, b);
+}
+
+// The huge blocks' CRC32C, each over the lanes of its tbs thread blocks:
+// every warp's XOR of its lanes' shifted parts (CrcPartShifted) goes into
+// the block's word of acc by atomicXor (zeroed before; XOR is order-free).
+__global__ void HugeBlocksCrcKernel(const Crc32cTables* g_tables, const EncodeBlock* blocks,
+                                    const HugeBlock* huge, uint32_t n_huge, const uint8_t* out,
+                                    uint32_t* acc) {
+  __shared__ Crc32cTables tables;
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+  __syncthreads();
+  uint32_t k = 0;
+  const HugeBlock h = FindHugeBlock(huge, n_huge, blockIdx.x, &k);
+  const EncodeBlock b = blocks[h.block];
+  const uint32_t lane = (blockIdx.x - h.first_tb) * blockDim.x + threadIdx.x;
+  const uint32_t reg = WarpXor(CrcPartShifted(tables, out + b.out_offset, EncodedBlockSize(b) + 1,
+                                              lane, h.tbs * blockDim.x));
+  if ((threadIdx.x & 31u) == 0) atomicXor(&acc[k], reg);
+}
+
+// Each huge block's masked CRC32C after its trailer's type byte.
+__global__ void StoreHugeBlocksCrcKernel(const EncodeBlock* blocks, const HugeBlock* huge,
+                                         uint32_t n_huge, const uint32_t* acc, uint8_t* out) {
+  const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k >= n_huge) return;
+  const EncodeBlock b = blocks[huge[k].block];
+  StoreMaskedCrc(out + b.out_offset + EncodedBlockSize(b) + 1, ~acc[k]);
 }
 
 // The filters' lines zeroed and their footers: a thread block per filter.
@@ -1060,13 +1132,23 @@ class CudaKeySortDevice final : public KeySortDevice {
         std::vector<std::pair<uint64_t, uint64_t>> spans;  // offset, size with trailer
         spans.reserve(b1 - b0);
         uint64_t large = 0;
+        std::vector<HugeBlock> huge;
+        uint64_t huge_tbs = 0;
         for (uint64_t i = b0; i < b1; ++i) {
           const uint64_t size = EncodedBlockSize(job.blocks[i]);
           spans.emplace_back(job.blocks[i].out_offset, size + 5);
-          if (size >= kLargeBlockBytes) ++large;
+          if (size >= kHugeBlockBytes) {
+            // A block is under 4 GiB (TableBuilder's guard), so tbs < 2^15.
+            const auto tbs = static_cast<uint32_t>((size + kHugeSliceBytes - 1) / kHugeSliceBytes);
+            huge.push_back(HugeBlock{static_cast<uint32_t>(i - b0),
+                                     static_cast<uint32_t>(huge_tbs), tbs});
+            huge_tbs += tbs;
+          } else if (size >= kLargeBlockBytes) {
+            ++large;
+          }
         }
         const EncodeBlock* part_blocks = d_blocks + (b0 - first_block);
-        if (large < b1 - b0) {
+        if (large + huge.size() < b1 - b0) {
           EncodeBlocksKernel<<<WarpGrid(b1 - b0, max_blocks_), kThreads, 0, stream_>>>(
               crc_tables_, src, part_blocks, b1 - b0, dev_.out);
           ACCELKV_CUDA_TRY("encode", cudaGetLastError());
@@ -1076,6 +1158,9 @@ class CudaKeySortDevice final : public KeySortDevice {
           EncodeLargeBlocksKernel<<<grid, kThreads, 0, stream_>>>(crc_tables_, src, part_blocks,
                                                                   b1 - b0, dev_.out);
           ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+        }
+        if (!huge.empty()) {
+          ACCELKV_CUDA_TRY("encode", EncodeHugeBlocks(huge, huge_tbs, src, part_blocks, mem));
         }
         ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, p, out));
       }
@@ -1530,6 +1615,36 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (err != cudaSuccess) return err;
     }
     return cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
+  }
+
+  // The huge blocks of a part (list, grid of tbs thread blocks; block
+  // indices into part_blocks) on stream_: their bytes, then their checksums
+  // once every byte is written, then the checksums stored.
+  cudaError_t EncodeHugeBlocks(const std::vector<HugeBlock>& huge, uint64_t tbs,
+                               const EncodeSources& src, const EncodeBlock* part_blocks,
+                               JobAllocations* mem) {
+    HugeBlock* d_huge = nullptr;
+    uint32_t* d_acc = nullptr;
+    const auto n = static_cast<uint32_t>(huge.size());
+    cudaError_t e = mem->Alloc(&d_huge, n);
+    if (e == cudaSuccess) e = mem->Alloc(&d_acc, n);
+    if (e == cudaSuccess) {
+      e = cudaMemcpyAsync(d_huge, huge.data(), n * sizeof(HugeBlock), cudaMemcpyHostToDevice,
+                          stream_);
+    }
+    if (e == cudaSuccess) e = cudaMemsetAsync(d_acc, 0, n * sizeof(uint32_t), stream_);
+    if (e != cudaSuccess) return e;
+    const auto grid = static_cast<unsigned int>(tbs);
+    EncodeHugeBlocksKernel<<<grid, kThreads, 0, stream_>>>(src, part_blocks, d_huge, n, dev_.out);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    HugeBlocksCrcKernel<<<grid, kThreads, 0, stream_>>>(crc_tables_, part_blocks, d_huge, n,
+                                                        dev_.out, d_acc);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    StoreHugeBlocksCrcKernel<<<Grid(n), kThreads, 0, stream_>>>(part_blocks, d_huge, n, d_acc,
+                                                                dev_.out);
+    return cudaGetLastError();
   }
 
   // Copies dev_.out's spans (offset, size) back into out on copy_stream_

@@ -1070,9 +1070,11 @@ TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
   EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
 }
 
-// Values of 0 to 300 KiB in device-encode mode: output blocks of 16 KiB and
-// more go to the thread-block-per-block kernel (EncodeLargeBlocksKernel),
-// smaller ones to the warp kernel, in the same encode parts; both copy in
+// Values of 0 to 300 KiB, then to 3 MiB, in device-encode mode: output
+// blocks of 16 KiB and more go to the thread-block-per-block kernel
+// (EncodeLargeBlocksKernel), those of 1 MiB and more to several thread
+// blocks each (EncodeHugeBlocksKernel, their CRC by HugeBlocksCrcKernel),
+// smaller ones to the warp kernel, in the same encode parts; all copy in
 // 16-byte units from every source alignment.
 TEST_P(GpuExecutorTest, LargeValueBlocksByteIdenticalToCpu) {
   ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
@@ -1080,11 +1082,14 @@ TEST_P(GpuExecutorTest, LargeValueBlocksByteIdenticalToCpu) {
   test::GpuJobShape shape;
   shape.l0_files = 3;
   shape.l1_files = 2;
-  shape.entries_per_file = 40;
-  shape.max_value_size = 300 << 10;
   test::BlockShapes shapes;
-  for (int iter = 0; iter < 4; ++iter) {
+  for (int iter = 0; iter < 6; ++iter) {
     SCOPED_TRACE("iteration " + std::to_string(iter));
+    // Values to 300 KiB (a thread block per block on CUDA), then to 3 MiB
+    // (blocks of 1 MiB or more: several thread blocks each).
+    shape.entries_per_file = iter < 4 ? 40 : 8;
+    shape.max_value_size = iter < 4 ? 300 << 10 : 3 << 20;
+    shape.mix_small_values = iter >= 4;
     const test::GpuJob job = NewJob(&rnd, shape);
     const int calls_before = encode_calls_;
     CompactionJobResult gpu_result, cpu_result;
@@ -1101,6 +1106,8 @@ TEST_P(GpuExecutorTest, LargeValueBlocksByteIdenticalToCpu) {
   ::unsetenv("ACCELKV_GPU_ENCODE");
   EXPECT_GT(shapes.wide_ends, 0u);  // blocks over 64 KiB with an end-offset array
   EXPECT_GT(shapes.one_entry, 0u);
+  EXPECT_GT(shapes.huge, 0u);
+  EXPECT_GT(shapes.huge_many, 0u);  // a small entry before a huge one
 }
 
 TEST_P(GpuExecutorTest, ChecksumMismatchReportsFileAndBlock) {

@@ -98,6 +98,7 @@ std::string RandomValue(Random* rnd, const GpuJobShape& shape) {
     return RandomString(rnd, static_cast<uint32_t>(shape.fixed_value_size));
   }
   uint32_t len = rnd->Uniform(shape.max_value_size + 1);
+  if (shape.mix_small_values && rnd->OneIn(2)) len = rnd->Uniform(101);
   if (shape.allow_long_values && rnd->OneIn(100)) len = rnd->Uniform(64 * 1024 + 1);
   return RandomString(rnd, len);
 }
@@ -262,6 +263,8 @@ Status CountBlockShapes(const std::string& file, BlockShapes* shapes) {
     shapes->fixed_values += many && !value_var ? 1 : 0;
     shapes->variable_values += value_var ? 1 : 0;
     shapes->wide_ends += l.offset_width == 4 && (key_var || value_var) ? 1 : 0;
+    shapes->huge += l.size >= (1u << 20) ? 1 : 0;
+    shapes->huge_many += many && l.size >= (1u << 20) ? 1 : 0;
   });
 }
 

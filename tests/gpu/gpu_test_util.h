@@ -28,6 +28,9 @@ struct GpuJobShape {
   uint32_t max_key_size = 64;     // user keys 1..max (a few longer, up to 1024)
   uint32_t max_value_size = 200;  // values 0..max (a few up to 64 KiB)
   bool allow_long_values = true;
+  // True: every second value (at random) is at most 100 bytes instead, so
+  // blocks also hold small entries before a large one.
+  bool mix_small_values = false;
   // > 0: every user key has exactly this many bytes (blocks with a fixed
   // key width; no keys that are prefixes of others).
   uint32_t fixed_key_size = 0;
@@ -52,6 +55,8 @@ struct BlockShapes {
   uint64_t fixed_values = 0;   // n >= 2, fixed value width
   uint64_t variable_values = 0;
   uint64_t wide_ends = 0;  // 4-byte end offsets (block over 64 KiB with an array)
+  uint64_t huge = 0;       // 1 MiB or more (CUDA: several thread blocks encode each)
+  uint64_t huge_many = 0;  // ...with n >= 2
 };
 
 // Calls fn(offset, layout) for each data block of one table file's bytes, in
