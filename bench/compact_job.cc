@@ -17,6 +17,16 @@ using accelkv::FileMetaPtr;
 using accelkv::SequenceNumber;
 using accelkv::Status;
 
+size_t CompactJobShape::ValueSize(uint64_t key_index, uint64_t seq) const {
+  if (value_size_max <= value_size) return value_size;
+  // SplitMix64's finalizer over the pair: sizes spread uniformly.
+  uint64_t z = key_index * 0x9e3779b97f4a7c15ull + seq + seed;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return value_size + static_cast<size_t>(z % (value_size_max - value_size + 1));
+}
+
 namespace {
 
 struct GenEntry {
@@ -38,7 +48,9 @@ Status WriteInputTable(accelkv::Env* env, const std::string& dbname,
   for (const GenEntry& e : entries) {
     DbBenchKey(e.key_index, shape.key_size, &key);
     value.clear();
-    if (!e.deletion) values.Make(key, static_cast<uint32_t>(e.seq), shape.value_size, &value);
+    if (!e.deletion) {
+      values.Make(key, static_cast<uint32_t>(e.seq), shape.ValueSize(e.key_index, e.seq), &value);
+    }
     ikey.clear();
     accelkv::AppendInternalKey(
         &ikey,

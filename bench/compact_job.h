@@ -36,6 +36,9 @@ struct CompactJobShape {
   uint64_t num = 1000000;  // key space; entries over all L0 files
   size_t key_size = 16;
   size_t value_size = 100;
+  // > value_size: each value's size from value_size to this, drawn by a
+  // hash of its key index and version (ValueSize); 0: all value_size.
+  size_t value_size_max = 0;
   int l0_files = 8;
   int l1_files = 16;
   uint64_t seed = 301;
@@ -45,6 +48,10 @@ struct CompactJobShape {
   int max_subcompactions = 1;  // GenSubcompactionBoundaries' k
   bool direct_writes = false;  // outputs: TableOptions::use_direct_writes
   bool direct_reads = false;   // GPU executor's inputs: TableOptions::direct_compaction_reads
+
+  // The value bytes of key key_index at version seq (the same when the
+  // inputs are made and when the outputs are checked).
+  size_t ValueSize(uint64_t key_index, uint64_t seq) const;
 };
 
 // One entry a correct compaction keeps (in output order).

@@ -284,7 +284,8 @@ bool VerifyOutputs(const CompactJob& job, const std::vector<std::string>& files,
       const bool deletion = ikey.type == accelkv::ValueType::kDeletion;
       value.clear();
       if (!e.deletion)
-        values.Make(key, static_cast<uint32_t>(e.seq), job.shape().value_size, &value);
+        values.Make(key, static_cast<uint32_t>(e.seq), job.shape().ValueSize(e.key_index, e.seq),
+                    &value);
       if (ikey.user_key.view() != key || ikey.sequence != e.seq || deletion != e.deletion ||
           it->value().view() != value) {
         *why = "output entry " + std::to_string(next) + " is not key " + key + " @" +
@@ -315,6 +316,7 @@ CompactResult BaseResult(const BenchFlags& flags, const CompactJob& job, const J
   r.num = flags.num;
   r.key_size = flags.key_size;
   r.value_size = flags.value_size;
+  r.value_size_max = flags.compact_value_size_max;
   r.seed = flags.seed;
   r.input_files = job.input_files();
   r.input_bytes = job.compaction().TotalInputBytes();
@@ -365,6 +367,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
   shape.num = flags.num;
   shape.key_size = flags.key_size;
   shape.value_size = flags.value_size;
+  shape.value_size_max = flags.compact_value_size_max;
   shape.l0_files = flags.l0_files;
   shape.l1_files = flags.l1_files;
   shape.seed = flags.seed;
@@ -531,6 +534,7 @@ std::string CompactResultToJson(const CompactResult& r) {
       .Add("num", r.num)
       .Add("key_size", r.key_size)
       .Add("value_size", r.value_size)
+      .Add("value_size_max", r.value_size_max)
       .Add("seed", r.seed)
       .Add("input_files", r.input_files)
       .Add("input_bytes", r.input_bytes)

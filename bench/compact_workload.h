@@ -38,6 +38,7 @@ struct CompactResult {
   uint64_t num = 0;
   uint64_t key_size = 0;
   uint64_t value_size = 0;
+  uint64_t value_size_max = 0;  // --compact-value-size-max (0: every value value_size)
   uint64_t seed = 0;
   uint64_t input_files = 0;
   uint64_t input_bytes = 0;

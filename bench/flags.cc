@@ -138,6 +138,10 @@ flags:
   --l0-files N            compact: overlapping L0 input files (default 8)
   --l1-files N            compact: L1 input files (default 16; 0 = none)
   --compact-warmup BOOL   compact: one untimed GPU run before the timed one (default true)
+  --compact-value-size-max N
+                          compact: each value's size drawn from --value-size to N bytes
+                          by a hash of its key and version (default 0: every value
+                          --value-size bytes)
   --compact-direct-writes BOOL
                           compact: both executors write the output tables with direct
                           I/O (Options::use_direct_io_for_flush_and_compaction; O_DIRECT
@@ -215,6 +219,7 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
       {"l0-files", {false, int_setter(&f.l0_files, 1, 4096)}},
       {"l1-files", {false, int_setter(&f.l1_files, 0, 1 << 20)}},
       {"compact-warmup", {true, bool_setter(&f.compact_warmup)}},
+      {"compact-value-size-max", {false, size_setter(&f.compact_value_size_max)}},
       {"compact-direct-writes", {true, bool_setter(&f.compact_direct_writes)}},
       {"compact-direct-reads", {true, bool_setter(&f.compact_direct_reads)}},
       {"compact-drop-cache", {true, bool_setter(&f.compact_drop_cache)}},
@@ -352,6 +357,10 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
   if (f.value_size < kMinValueSize) {
     *error = "--value-size must be at least " + std::to_string(kMinValueSize) +
              " (values carry a version header)";
+    return false;
+  }
+  if (f.compact_value_size_max != 0 && f.compact_value_size_max < f.value_size) {
+    *error = "--compact-value-size-max must be 0 or at least --value-size";
     return false;
   }
   if (f.key_size < MinDbBenchKeySize(f.num)) {

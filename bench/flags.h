@@ -48,6 +48,7 @@ struct BenchFlags {
   int l0_files = 8;
   int l1_files = 16;
   bool compact_warmup = true;          // one untimed GPU run first
+  size_t compact_value_size_max = 0;   // values of value_size..this bytes (0: value_size)
   bool compact_direct_writes = false;  // --compact-direct-writes: outputs with direct I/O
   bool compact_direct_reads = false;   // --compact-direct-reads: GPU inputs with direct I/O
   bool compact_drop_cache = true;      // --compact-drop-cache: inputs read from the disk

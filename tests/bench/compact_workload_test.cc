@@ -41,6 +41,34 @@ TEST(CompactFlags, RunsAloneWithKnownExecutors) {
   ASSERT_TRUE(Parse({"--workload=fillrandom"}, &d, &error)) << error;
   EXPECT_FALSE(IsCompactRun(d));
   EXPECT_FALSE(d.threads_given);
+  BenchFlags m;
+  ASSERT_TRUE(Parse({"--workload=compact", "--value-size=64", "--compact-value-size-max=64"}, &m,
+                    &error))
+      << error;
+  EXPECT_EQ(64u, m.compact_value_size_max);
+  BenchFlags n;
+  EXPECT_FALSE(
+      Parse({"--workload=compact", "--value-size=64", "--compact-value-size-max=63"}, &n, &error));
+}
+
+// --compact-value-size-max: sizes spread over the range, the same for a key
+// and version every time (the outputs are checked against them).
+TEST(CompactJob, ValueSizesSpreadOverTheRange) {
+  CompactJobShape shape;
+  shape.value_size = 100;
+  EXPECT_EQ(100u, shape.ValueSize(7, 3));
+  shape.value_size_max = 1100;
+  size_t low = 0, high = 0;
+  for (uint64_t k = 0; k < 2000; ++k) {
+    const size_t size = shape.ValueSize(k, k % 5);
+    ASSERT_GE(size, 100u);
+    ASSERT_LE(size, 1100u);
+    EXPECT_EQ(size, shape.ValueSize(k, k % 5));
+    low += size < 350 ? 1 : 0;
+    high += size > 850 ? 1 : 0;
+  }
+  EXPECT_GT(low, 300u);  // about a quarter each
+  EXPECT_GT(high, 300u);
 }
 
 TEST(CompactJob, ExpectedOutputFollowsTheGcRule) {
@@ -106,6 +134,28 @@ TEST(CompactWorkload, BothExecutorsVerify) {
   }
   EXPECT_EQ(std::string::npos, lines.find("\"cache_dropped\":")) << "in memory: no page cache";
   EXPECT_NE(std::string::npos, FormatCompactTable(results).find("host-reference"));
+}
+
+// Values of mixed sizes (small, and large enough for blocks of their own):
+// both executors verify against the generator.
+TEST(CompactWorkload, MixedValueSizesVerify) {
+  ::setenv("ACCELKV_GPU_DEVICE", "host", 1);
+  BenchFlags f;
+  std::string error;
+  ASSERT_TRUE(Parse({"--workload=compact", "--num=3000", "--value-size=16",
+                     "--compact-value-size-max=40000", "--threads=2", "--quiet"},
+                    &f, &error))
+      << error;
+  std::ostringstream human, json;
+  std::vector<CompactResult> results;
+  EXPECT_EQ(0, RunCompactWorkload(f, human, &json, &results)) << human.str();
+  ::unsetenv("ACCELKV_GPU_DEVICE");
+  ASSERT_EQ(2u, results.size());
+  for (const CompactResult& r : results) {
+    EXPECT_TRUE(r.verified) << r.executor << ": " << r.error;
+    EXPECT_EQ(40000u, r.value_size_max);
+  }
+  EXPECT_NE(std::string::npos, json.str().find("\"value_size_max\":40000"));
 }
 
 // --compact-dir: the job's files on the file system, the outputs verified,
