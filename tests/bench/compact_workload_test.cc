@@ -42,8 +42,8 @@ TEST(CompactFlags, RunsAloneWithKnownExecutors) {
   EXPECT_FALSE(IsCompactRun(d));
   EXPECT_FALSE(d.threads_given);
   BenchFlags m;
-  ASSERT_TRUE(Parse({"--workload=compact", "--value-size=64", "--compact-value-size-max=64"}, &m,
-                    &error))
+  ASSERT_TRUE(
+      Parse({"--workload=compact", "--value-size=64", "--compact-value-size-max=64"}, &m, &error))
       << error;
   EXPECT_EQ(64u, m.compact_value_size_max);
   BenchFlags n;
