@@ -286,8 +286,9 @@ __global__ void EncodeBlocksKernel(const Crc32cTables* g_tables, EncodeSources s
 // the footer, then the CRC32C by ThreadBlockCrc32c. A warp per block left
 // few warps on few SMs to copy and checksum values of 64 KiB to 1 MiB.
 // Each thread block passes over every block of the part, skipping the
-// small ones: cheap while a part is all large blocks or all small ones
-// (a list of the large ones, as verify takes, would serve mixed parts).
+// small and the huge ones: a list of the large ones, as verify takes, was
+// no faster with mixed value sizes
+// (bench/results/2026-11-26-h100-encode-large-list.md).
 __global__ void EncodeLargeBlocksKernel(const Crc32cTables* g_tables, EncodeSources src,
                                         const EncodeBlock* blocks, uint64_t nb, uint8_t* out) {
   __shared__ Crc32cTables tables;
