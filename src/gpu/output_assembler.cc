@@ -1,10 +1,10 @@
 #include "gpu/output_assembler.h"
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/gpu_util.h"
