@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compact_job.h"
@@ -103,18 +104,26 @@ TEST(CompactJob, ExpectedOutputFollowsTheGcRule) {
       CompactJob::Build(CompactJobShape{.num = 10, .l0_files = 0}, env.get(), "/k", &job).ok());
 }
 
-TEST(CompactWorkload, BothExecutorsVerify) {
-  ::setenv("ACCELKV_GPU_DEVICE", "host", 1);
+// Runs the compact workload in memory with args (the GPU executor on the
+// host reference device): *results, and the JSON lines in *json.
+void RunInMemory(std::vector<const char*> args, std::vector<CompactResult>* results,
+                 std::string* json) {
   BenchFlags f;
   std::string error;
-  ASSERT_TRUE(Parse({"--workload=compact", "--num=20000", "--value-size=64", "--threads=3",
-                     "--target-file-size=262144", "--quiet"},
-                    &f, &error))
-      << error;
-  std::ostringstream human, json;
-  std::vector<CompactResult> results;
-  EXPECT_EQ(0, RunCompactWorkload(f, human, &json, &results)) << human.str();
+  ASSERT_TRUE(Parse(std::move(args), &f, &error)) << error;
+  ::setenv("ACCELKV_GPU_DEVICE", "host", 1);
+  std::ostringstream human, lines;
+  EXPECT_EQ(0, RunCompactWorkload(f, human, &lines, results)) << human.str();
   ::unsetenv("ACCELKV_GPU_DEVICE");
+  *json = lines.str();
+}
+
+TEST(CompactWorkload, BothExecutorsVerify) {
+  std::vector<CompactResult> results;
+  std::string lines;
+  RunInMemory({"--workload=compact", "--num=20000", "--value-size=64", "--threads=3",
+               "--target-file-size=262144", "--quiet"},
+              &results, &lines);
   ASSERT_EQ(2u, results.size());
   for (const CompactResult& r : results) {
     EXPECT_TRUE(r.skipped.empty()) << r.skipped;
@@ -126,7 +135,6 @@ TEST(CompactWorkload, BothExecutorsVerify) {
     EXPECT_GT(r.input_gb_per_sec, 0.0);
   }
   EXPECT_EQ("host-reference", results[1].device);
-  const std::string lines = json.str();
   for (const char* field :
        {"\"workload\":\"compact\"", "\"executor\":\"gpu\"", "\"env\":\"mem\"", "\"stage_us\":{",
         "\"cpu_sec_per_gb\":", "\"output_gb_per_sec\":", "\"verified\":true"}) {
@@ -139,23 +147,17 @@ TEST(CompactWorkload, BothExecutorsVerify) {
 // Values of mixed sizes (small, and large enough for blocks of their own):
 // both executors verify against the generator.
 TEST(CompactWorkload, MixedValueSizesVerify) {
-  ::setenv("ACCELKV_GPU_DEVICE", "host", 1);
-  BenchFlags f;
-  std::string error;
-  ASSERT_TRUE(Parse({"--workload=compact", "--num=3000", "--value-size=16",
-                     "--compact-value-size-max=40000", "--threads=2", "--quiet"},
-                    &f, &error))
-      << error;
-  std::ostringstream human, json;
   std::vector<CompactResult> results;
-  EXPECT_EQ(0, RunCompactWorkload(f, human, &json, &results)) << human.str();
-  ::unsetenv("ACCELKV_GPU_DEVICE");
+  std::string lines;
+  RunInMemory({"--workload=compact", "--num=3000", "--value-size=16",
+               "--compact-value-size-max=40000", "--threads=2", "--quiet"},
+              &results, &lines);
   ASSERT_EQ(2u, results.size());
   for (const CompactResult& r : results) {
     EXPECT_TRUE(r.verified) << r.executor << ": " << r.error;
     EXPECT_EQ(40000u, r.value_size_max);
   }
-  EXPECT_NE(std::string::npos, json.str().find("\"value_size_max\":40000"));
+  EXPECT_NE(std::string::npos, lines.find("\"value_size_max\":40000"));
 }
 
 // --compact-dir: the job's files on the file system, the outputs verified,
