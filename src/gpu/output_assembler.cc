@@ -1,6 +1,5 @@
 #include "gpu/output_assembler.h"
 
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -16,9 +15,6 @@ namespace accelkv {
 namespace gpu {
 
 namespace {
-
-// Entries between two polls of the stop flag (another range failed).
-constexpr uint64_t kStopPollEvery = 1024;
 
 // A WritableFile appending to a range's buffer (its tables one after
 // another; the buffer keeps its capacity across jobs).
@@ -155,15 +151,10 @@ Status AssembleOutputs(const CompactionJobSpec& spec, const JobInput& input,
   if (buffers->ranges.size() < ranges) buffers->ranges.resize(ranges);
   std::vector<std::vector<EncodedTable>> range_tables(ranges);
   std::vector<Status> statuses(ranges);
-  std::atomic<bool> stop{false};
   *helper_cpu_seconds += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangeAssembler assembler(spec, r, &buffers->ranges[r]);
     Status st;
     for (uint64_t k = starts[r]; k < starts[r + 1]; ++k) {
-      if ((k - starts[r]) % kStopPollEvery == 0 && stop.load(std::memory_order_relaxed)) {
-        st = Status::Aborted("gpu: assemble: another range failed");
-        break;
-      }
       const uint32_t i = kept[k];
       st = assembler.Add(Slice(key_arena + input.keys.key_offset[i], input.keys.key_size[i]),
                          Slice(arena + input.value_offset[i], input.value_size[i]));
@@ -174,16 +165,11 @@ Status AssembleOutputs(const CompactionJobSpec& spec, const JobInput& input,
     } else {
       assembler.Abandon();
     }
-    if (!st.ok()) stop.store(true, std::memory_order_relaxed);
     statuses[r] = st;
     range_tables[r] = std::move(assembler.tables());
   });
   for (const Status& st : statuses) {
-    // The encode creates no file; a stop only follows a real failure.
-    if (!st.ok() && !st.IsAborted()) return st;
-  }
-  for (const Status& st : statuses) {
-    if (!st.ok()) return st;
+    if (!st.ok()) return st;  // the encode creates no file
   }
   std::vector<EncodedTable> tables;
   for (std::vector<EncodedTable>& rt : range_tables) {

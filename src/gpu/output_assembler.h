@@ -10,8 +10,8 @@
 //           the one-thread CPU executor take them), each file written,
 //           fsynced and closed on up to FileThreads threads.
 // A file is listed in result->outputs (in key order) once it is created, so
-// on error the caller can remove it; a failed range stops the others and
-// creates no file. The helper threads' CPU seconds are added to
+// on error the caller can remove it; an encode failure (the first in range
+// order) creates no file. The helper threads' CPU seconds are added to
 // *helper_cpu_seconds.
 //
 // Thread safety: one job at a time (the buffers are the job's).
