@@ -49,6 +49,12 @@ def ratio(a, b):
     return f"{a / b:.2f}"
 
 
+def value_label(r):
+    """A compact row's value size: "LO-HI" for mixed sizes (--compact-value-size-max)."""
+    hi = r.get("value_size_max", 0)
+    return f"{r['value_size']}-{hi}" if hi else str(r["value_size"])
+
+
 def compact_table(out, rows):
     """The compact workload: one row per executor run, then GPU vs CPU."""
     out.append("## Compaction micro-benchmark (workload compact)")
@@ -56,7 +62,7 @@ def compact_table(out, rows):
     bad = [r for r in rows if not r.get("skipped") and not r.get("verified")]
     if bad:
         out.append("**VERIFICATION FAILED** for: " + ", ".join(
-            f"{r['executor']} value {r['value_size']} ({r.get('error', '')})" for r in bad))
+            f"{r['executor']} value {value_label(r)} ({r.get('error', '')})" for r in bad))
     else:
         out.append("Every run's output was verified (byte-identical to the one-thread CPU "
                    "executor, whose output was checked entry by entry).")
@@ -67,10 +73,10 @@ def compact_table(out, rows):
     out.append("|" + "---|" * len(head))
     for r in rows:
         if r.get("skipped"):
-            out.append(f"| {r['value_size']} | {r['executor']} | skipped: {r['skipped']} |"
+            out.append(f"| {value_label(r)} | {r['executor']} | skipped: {r['skipped']} |"
                        + " |" * (len(head) - 3))
             continue
-        cells = [str(r["value_size"]), r["executor"], r.get("device", ""), str(r["threads"]),
+        cells = [value_label(r), r["executor"], r.get("device", ""), str(r["threads"]),
                  str(r["subcompactions"]), fmt(r["input_bytes"] / 1e6, 1),
                  fmt(r["output_bytes"] / 1e6, 1), fmt(r["seconds"], 3),
                  fmt(r["input_gb_per_sec"], 3), fmt(r["cpu_sec"], 3),
@@ -83,7 +89,7 @@ def compact_table(out, rows):
             continue
         for c in rows:
             if (c["executor"] == "cpu" and not c.get("skipped")
-                    and c["value_size"] == g["value_size"] and c["num"] == g["num"]):
+                    and value_label(c) == value_label(g) and c["num"] == g["num"]):
                 pairs.append((g, c))
     if pairs:
         out.append("GPU executor against the CPU executor (same job): speed-up = CPU wall / GPU "
@@ -93,7 +99,7 @@ def compact_table(out, rows):
         out.append("| value B | GPU device | CPU threads | speed-up | CPU-seconds ratio |")
         out.append("|---|---|---|---|---|")
         for g, c in pairs:
-            out.append(f"| {g['value_size']} | {g.get('device', '')} | {c['threads']} | "
+            out.append(f"| {value_label(g)} | {g.get('device', '')} | {c['threads']} | "
                        f"{ratio(c['seconds'], g['seconds'])} | {ratio(g['cpu_sec'], c['cpu_sec'])} |")
         out.append("")
     stages = sorted({s for r in rows for s in r.get("stage_us", {})})
@@ -106,7 +112,7 @@ def compact_table(out, rows):
             if r.get("skipped"):
                 continue
             st = r.get("stage_us", {})
-            out.append(f"| {r['value_size']} | {r['executor']} | {r['threads']} | " + " | ".join(
+            out.append(f"| {value_label(r)} | {r['executor']} | {r['threads']} | " + " | ".join(
                 fmt(st[s] / 1000.0, 1) if s in st else "-" for s in stages) + " |")
         out.append("")
 
@@ -134,7 +140,7 @@ def disk_table(out, rows, dds):
     bad = [r for r in rows if not r.get("skipped") and not r.get("verified")]
     if bad:
         out.append("**VERIFICATION FAILED** for: " + ", ".join(
-            f"{r['executor']} value {r['value_size']} ({r.get('error', '')})" for r in bad))
+            f"{r['executor']} value {value_label(r)} ({r.get('error', '')})" for r in bad))
         out.append("")
     head = ["value B", "executor", "device", "files", "cache dropped", "input MB", "output MB",
             "wall s", "output GB/s", "dd GB/s", "output/dd", "verified"]
@@ -142,13 +148,13 @@ def disk_table(out, rows, dds):
     out.append("|" + "---|" * len(head))
     for r in rows:
         if r.get("skipped"):
-            out.append(f"| {r['value_size']} | {r['executor']} | skipped: {r['skipped']} |"
+            out.append(f"| {value_label(r)} | {r['executor']} | skipped: {r['skipped']} |"
                        + " |" * (len(head) - 3))
             continue
         dd = dd_for(r, dds)
         dd_rate = dd.get("dd_gb_per_sec") if dd else None
         where = r["env"][len("disk:"):] + (f" ({r['fs_type']})" if r.get("fs_type") else "")
-        cells = [str(r["value_size"]), r["executor"], r.get("device", ""), where,
+        cells = [value_label(r), r["executor"], r.get("device", ""), where,
                  "yes" if r.get("cache_dropped") else
                  f"no ({fmt(r.get('input_cached_bytes', 0) / 1e6, 1)} MB cached)",
                  fmt(r["input_bytes"] / 1e6, 1), fmt(r["output_bytes"] / 1e6, 1),

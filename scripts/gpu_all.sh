@@ -20,7 +20,8 @@
 # rocksdb"; several options joined with +, e.g.
 # accelkv:gpu_compaction=off+use_direct_io_for_flush_and_compaction=true), GPU_DB_BENCH_TIMEOUT (240 s per run), GPU_DB_BENCH_TIME_LIMIT (0: none; else
 # --time-limit, so a load that does not finish still reports its rate over the keys it
-# loaded; keep it below the timeout), GPU_DB_BENCH_PARTITIONS (1: --partitions), GPU_COMPACT_VALUES ("32 128 1024 4096"),
+# loaded; keep it below the timeout), GPU_DB_BENCH_PARTITIONS (1: --partitions), GPU_COMPACT_VALUES ("32 128 1024 4096
+# 100:20000 16:2097152"; LO:HI: values of mixed sizes from LO to HI bytes),
 # GPU_COMPACT_MB (256: about that many MB of input per job),
 # GPU_COMPACT_THREADS (16: the CPU executor's subcompactions; also the disk
 # part's), GPU_DISK_DIR (/tmp/accelkv-disk-bench: the disk part's directory,
@@ -96,12 +97,17 @@ BENCH_BIN=${BENCH_BIN:-build-bench-gpu/bench/accelkv-bench}
 if ! want compact; then
   :
 elif [ -x "$BENCH_BIN" ]; then
-  for v in ${GPU_COMPACT_VALUES:-32 128 1024 4096}; do
+  for v in ${GPU_COMPACT_VALUES:-32 128 1024 4096 100:20000 16:2097152}; do
+    # LO:HI: values of mixed sizes, each from LO to HI bytes
+    # (--compact-value-size-max); the mean sizes the job.
+    lo=${v%:*}
+    hi=${v#*:}
     # L0 holds num entries and L1 num/2: about GPU_COMPACT_MB MB in all.
-    num=$(( ${GPU_COMPACT_MB:-256} * 1000000 * 2 / (3 * (v + 40)) ))
+    num=$(( ${GPU_COMPACT_MB:-256} * 1000000 * 2 / (3 * ((lo + hi) / 2 + 40)) ))
     echo "== compact: value $v B, num $num, cpu x${GPU_COMPACT_THREADS:-16} and gpu"
     timeout 300 "$BENCH_BIN" --workload=compact --executor=cpu,gpu \
-      --threads="${GPU_COMPACT_THREADS:-16}" --num="$num" --key-size=16 --value-size="$v" \
+      --threads="${GPU_COMPACT_THREADS:-16}" --num="$num" --key-size=16 --value-size="$lo" \
+      --compact-value-size-max="$([ "$lo" = "$hi" ] && echo 0 || echo "$hi")" \
       --json="$OUT/compact.jsonl" 2>&1 | tee -a "$OUT/compact.log" |
       grep -E "^(cpu|gpu) |skipped|FAILED|compact:" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
