@@ -90,7 +90,7 @@ constexpr uint64_t kLargeBlockBytes = 16 << 10;
 // ...and from kHugeBlockBytes up by a thread block per kHugeSliceBytes
 // (EncodeHugeBlocksKernel, HugeBlocksCrcKernel): a 32 MiB encode chunk of
 // 16 MiB values holds two blocks, which two thread blocks encoded in 11 ms
-// per job (bench/results/2026-11-26-h100-encode-part-blocks.md).
+// per job, 3.4 ms since (bench/results/2026-11-26-h100-encode-huge-blocks.md).
 constexpr uint64_t kHugeBlockBytes = 1 << 20;
 constexpr uint64_t kHugeSliceBytes = 128 << 10;
 // PlanStage copies the plan entries back in parts (QueuePlanCopies): up to
@@ -315,35 +315,41 @@ struct HugeBlock {
   uint32_t tbs;
 };
 
-// The huge block thread block `tb` works on (the list ascends by first_tb
-// and covers the grid), its index in *k.
-__device__ HugeBlock FindHugeBlock(const HugeBlock* huge, uint32_t n, uint32_t tb, uint32_t* k) {
+// The calling thread as a lane of its huge block's group: thread block
+// blockIdx.x works on the last entry of the list (ascending by first_tb,
+// covering the grid) whose first_tb is at most blockIdx.x.
+struct HugeLane {
+  uint32_t k;  // the block's index in the list
+  EncodeBlock block;
+  uint32_t lane;
+  uint32_t lanes;  // tbs x blockDim.x
+};
+
+__device__ HugeLane HugeLaneOf(const EncodeBlock* blocks, const HugeBlock* huge, uint32_t n) {
   uint32_t lo = 0;
   uint32_t hi = n - 1;
-  while (lo < hi) {  // the last entry whose first_tb <= tb
+  while (lo < hi) {
     const uint32_t mid = (lo + hi + 1) / 2;
-    if (huge[mid].first_tb <= tb) {
+    if (huge[mid].first_tb <= blockIdx.x) {
       lo = mid;
     } else {
       hi = mid - 1;
     }
   }
-  *k = lo;
-  return huge[lo];
+  const HugeBlock h = huge[lo];
+  return HugeLane{lo, blocks[h.block], (blockIdx.x - h.first_tb) * blockDim.x + threadIdx.x,
+                  h.tbs * blockDim.x};
 }
 
 // The blocks of kHugeBlockBytes or more, each by its tbs thread blocks as
-// one group of lanes (EncodeBlockEntries over lanes tbs x kThreads), lane 0
+// one group of lanes (EncodeBlockEntries over the group's lanes), lane 0
 // writing the ends and the footer. The checksum needs every byte written,
 // so it is the next kernel's.
 __global__ void EncodeHugeBlocksKernel(EncodeSources src, const EncodeBlock* blocks,
                                        const HugeBlock* huge, uint32_t n_huge, uint8_t* out) {
-  uint32_t k = 0;
-  const HugeBlock h = FindHugeBlock(huge, n_huge, blockIdx.x, &k);
-  const EncodeBlock b = blocks[h.block];
-  const uint32_t lane = (blockIdx.x - h.first_tb) * blockDim.x + threadIdx.x;
-  EncodeBlockEntries(src, b, out, lane, h.tbs * blockDim.x);
-  if (lane == 0) WriteBlockFooter(out, b);
+  const HugeLane h = HugeLaneOf(blocks, huge, n_huge);
+  EncodeBlockEntries(src, h.block, out, h.lane, h.lanes);
+  if (h.lane == 0) WriteBlockFooter(out, h.block);
 }
 
 // The huge blocks' CRC32C, each over the lanes of its tbs thread blocks:
@@ -355,13 +361,10 @@ __global__ void HugeBlocksCrcKernel(const Crc32cTables* g_tables, const EncodeBl
   __shared__ Crc32cTables tables;
   LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
   __syncthreads();
-  uint32_t k = 0;
-  const HugeBlock h = FindHugeBlock(huge, n_huge, blockIdx.x, &k);
-  const EncodeBlock b = blocks[h.block];
-  const uint32_t lane = (blockIdx.x - h.first_tb) * blockDim.x + threadIdx.x;
-  const uint32_t reg = WarpXor(CrcPartShifted(tables, out + b.out_offset, EncodedBlockSize(b) + 1,
-                                              lane, h.tbs * blockDim.x));
-  if ((threadIdx.x & 31u) == 0) atomicXor(&acc[k], reg);
+  const HugeLane h = HugeLaneOf(blocks, huge, n_huge);
+  const uint32_t reg = WarpXor(CrcPartShifted(tables, out + h.block.out_offset,
+                                              EncodedBlockSize(h.block) + 1, h.lane, h.lanes));
+  if ((threadIdx.x & 31u) == 0) atomicXor(&acc[h.k], reg);
 }
 
 // Each huge block's masked CRC32C after its trailer's type byte.
@@ -1141,8 +1144,8 @@ class CudaKeySortDevice final : public KeySortDevice {
           if (size >= kHugeBlockBytes) {
             // A block is under 4 GiB (TableBuilder's guard), so tbs < 2^15.
             const auto tbs = static_cast<uint32_t>((size + kHugeSliceBytes - 1) / kHugeSliceBytes);
-            huge.push_back(HugeBlock{static_cast<uint32_t>(i - b0),
-                                     static_cast<uint32_t>(huge_tbs), tbs});
+            huge.push_back(
+                HugeBlock{static_cast<uint32_t>(i - b0), static_cast<uint32_t>(huge_tbs), tbs});
             huge_tbs += tbs;
           } else if (size >= kLargeBlockBytes) {
             ++large;

@@ -17,7 +17,6 @@
 #include "table/properties_block.h"
 #include "table/table_builder.h"
 #include "util/align.h"
-#include "util/filename.h"
 #include "util/internal_key.h"
 #include "version/file_meta.h"
 
@@ -602,18 +601,11 @@ class TableWrites final : public PendingWrites {
     const std::string tail = TableTail(table);
     w.tail_end = std::chrono::steady_clock::now();
     w.meta = OutputFileMeta(numbers_[i], table->encoded_bytes() + tail.size(), table->props);
-    std::unique_ptr<WritableFile> file;
-    w.status = NewTableFile(spec_.env, TableFileName(spec_.dbname, numbers_[i]),
-                            spec_.table_options, IOPriority::kLow, &file);
-    if (w.status.ok()) {
-      w.created = true;
-      w.status = file->Append(
-          Slice(reinterpret_cast<const char*>(out_) + table->out_offset, table->encoded_bytes()));
-      if (w.status.ok()) w.status = file->Append(tail);
-      if (w.status.ok()) w.status = file->Sync();
-      const Status close = file->Close();
-      if (w.status.ok()) w.status = close;
-    }
+    w.status = WriteOutputTable(
+        spec_, numbers_[i],
+        {Slice(reinterpret_cast<const char*>(out_) + table->out_offset, table->encoded_bytes()),
+         Slice(tail)},
+        &w.created);
     if (!w.status.ok()) write_failed_.store(true);
   }
 

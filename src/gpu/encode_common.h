@@ -89,13 +89,6 @@ ACCELKV_HD inline uint64_t ValueEndsOffset(const EncodeBlock& b) {
   return KeyEndsOffset(b) + (b.key_width == kVariableWidth ? uint64_t{b.n} * b.offset_width : 0);
 }
 
-ACCELKV_HD inline void StoreFixed32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-  p[2] = static_cast<uint8_t>(v >> 16);
-  p[3] = static_cast<uint8_t>(v >> 24);
-}
-
 // An end offset of `width` (2 or 4) bytes, little-endian.
 ACCELKV_HD inline void StoreEnd(uint8_t* p, uint32_t width, uint32_t v) {
   p[0] = static_cast<uint8_t>(v);

@@ -76,6 +76,13 @@ ACCELKV_HD inline uint32_t LoadFixed32(const uint8_t* p) {
   return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
 }
 
+ACCELKV_HD inline void StoreFixed32(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+  p[2] = static_cast<uint8_t>(v >> 16);
+  p[3] = static_cast<uint8_t>(v >> 24);
+}
+
 ACCELKV_HD inline uint64_t LoadFixed64(const uint8_t* p) {
   return uint64_t{LoadFixed32(p)} | (uint64_t{LoadFixed32(p + 4)} << 32);
 }
@@ -185,8 +192,7 @@ ACCELKV_HD inline bool StoredCrcMatches(const uint8_t* p, uint64_t size, uint32_
 
 // Stores a block trailer's masked form of crc at dst (fixed32).
 ACCELKV_HD inline void StoreMaskedCrc(uint8_t* dst, uint32_t crc) {
-  const uint32_t masked = MaskCrc(crc);
-  for (int k = 0; k < 4; ++k) dst[k] = static_cast<uint8_t>(masked >> (8 * k));
+  StoreFixed32(dst, MaskCrc(crc));
 }
 
 // True when the stored masked CRC32C of the block matches its bytes.

@@ -8,7 +8,6 @@
 
 #include "gpu/gpu_util.h"
 #include "table/table_builder.h"
-#include "util/filename.h"
 #include "util/internal_key.h"
 
 namespace accelkv {
@@ -186,16 +185,11 @@ Status AssembleOutputs(const CompactionJobSpec& spec, const JobInput& input,
   std::vector<char> created(tables.size(), 0);
   *helper_cpu_seconds += ParallelFor(tables.size(), FileThreads(tables.size()), [&](size_t i) {
     const EncodedTable& t = tables[i];
-    std::unique_ptr<WritableFile> file;
-    Status& st = written[i];
-    st = NewTableFile(spec.env, TableFileName(spec.dbname, t.meta.number), spec.table_options,
-                      IOPriority::kLow, &file);
-    if (!st.ok()) return;
-    created[i] = 1;
-    st = file->Append(Slice(buffers->ranges[t.range].data() + t.offset, t.meta.file_size));
-    if (st.ok()) st = file->Sync();
-    const Status close = file->Close();
-    if (st.ok()) st = close;
+    bool made = false;
+    written[i] = WriteOutputTable(
+        spec, t.meta.number, {Slice(buffers->ranges[t.range].data() + t.offset, t.meta.file_size)},
+        &made);
+    created[i] = made ? 1 : 0;
   });
   for (size_t i = 0; i < tables.size(); ++i) {
     if (created[i]) result->outputs.push_back(tables[i].meta);
