@@ -19,11 +19,8 @@ using accelkv::Status;
 
 size_t CompactJobShape::ValueSize(uint64_t key_index, uint64_t seq) const {
   if (value_size_max <= value_size) return value_size;
-  // SplitMix64's finalizer over the pair: sizes spread uniformly.
-  uint64_t z = key_index * 0x9e3779b97f4a7c15ull + seq + seed;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
+  // Sizes spread uniformly over the range.
+  const uint64_t z = Mix64(key_index * 0x9e3779b97f4a7c15ull + seq + seed);
   return value_size + static_cast<size_t>(z % (value_size_max - value_size + 1));
 }
 

@@ -9,13 +9,15 @@
 
 namespace accelkv_bench {
 
-// splitmix64 step: also a good 64-bit mixer for seeds.
-inline uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+// splitmix64's finalizer: a good 64-bit mixer.
+inline uint64_t Mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
+
+// splitmix64 step: also a good 64-bit mixer for seeds.
+inline uint64_t SplitMix64(uint64_t* state) { return Mix64(*state += 0x9e3779b97f4a7c15ull); }
 
 class Rng {
  public:
