@@ -1,0 +1,50 @@
+#include "gpu/cuda_support.h"
+
+#include <string>
+
+namespace accelkv {
+namespace gpu {
+
+Status CudaFailure(const char* stage, cudaError_t e) {
+  return Status::Aborted(std::string("gpu: ") + stage + ": " + cudaGetErrorName(e),
+                         cudaGetErrorString(e));
+}
+
+cudaError_t UploadKeyLists(const KeyList& a, const KeyList& b, cudaStream_t stream,
+                           JobAllocations* mem, KeyListView* da, KeyListView* db) {
+  uint8_t* bytes = nullptr;
+  uint64_t* offsets = nullptr;
+  cudaError_t e = mem->Alloc(&bytes, a.bytes.size() + b.bytes.size());
+  if (e == cudaSuccess) e = mem->Alloc(&offsets, a.offsets.size() + b.offsets.size());
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(bytes, a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice, stream);
+  }
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(bytes + a.bytes.size(), b.bytes.data(), b.bytes.size(),
+                        cudaMemcpyHostToDevice, stream);
+  }
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(offsets, a.offsets.data(), a.offsets.size() * 8, cudaMemcpyHostToDevice,
+                        stream);
+  }
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(offsets + a.offsets.size(), b.offsets.data(), b.offsets.size() * 8,
+                        cudaMemcpyHostToDevice, stream);
+  }
+  *da = KeyListView{bytes, offsets, a.size()};
+  *db = KeyListView{bytes + a.bytes.size(), offsets + a.offsets.size(), b.size()};
+  return e;
+}
+
+cudaError_t GrowEvents(std::vector<cudaEvent_t>* events, size_t n, unsigned int flags) {
+  while (events->size() < n) {
+    cudaEvent_t ev;
+    const cudaError_t e = cudaEventCreateWithFlags(&ev, flags);
+    if (e != cudaSuccess) return e;
+    events->push_back(ev);
+  }
+  return cudaSuccess;
+}
+
+}  // namespace gpu
+}  // namespace accelkv

@@ -1,0 +1,87 @@
+// The input side's kernels (docs/GPU.md, "Kernels"): the blocks' CRC32C
+// verify, a warp per block or a thread block per large one, and the
+// entries' decode into the key arena. Included by cuda_key_sort_device.cu
+// alone (see kernel_common.cuh).
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/crc32c_device.h"
+#include "gpu/decode_common.h"
+#include "gpu/kernel_common.cuh"
+#include "gpu/key_sort_common.h"
+
+namespace accelkv {
+namespace gpu {
+namespace {
+
+// A warp per block under kLargeBlockBytes: the block's checksum; the lowest
+// bad block index via atomicMin. Larger blocks are left to
+// VerifyLargeBlocksKernel.
+__global__ void VerifyKernel(const Crc32cTables* g_tables, const uint8_t* arena,
+                             const BlockSpan* blocks, uint64_t n, Counters* counters) {
+  __shared__ Crc32cTables tables;
+  ForEachItemPerWarp(g_tables, &tables, n, [&](uint64_t b, uint32_t lane) {
+    if (blocks[b].size >= kLargeBlockBytes) return;  // the same for the whole warp
+    if (!WarpBlockChecksumOk(tables, arena, blocks[b], lane) && lane == 0) {
+      atomicMin(&counters->bad_block, static_cast<unsigned long long>(b));
+    }
+  });
+}
+
+// A thread block per block of kLargeBlockBytes or more (large: their
+// indices, listed by the host: a grid-stride pass over every block cost the
+// few thread blocks of a job of small values, whose large blocks are the
+// filters, 0.8 ms): the same check, the CRC32C by ThreadBlockCrc32c, as
+// EncodeLargeBlocksKernel computes it. A warp per block took 15.4 ms for a
+// job of 16 MiB values, now 2.0 ms, and 4.1 ms at 4 MiB, now 0.57
+// (bench/results/2026-11-26-h100-verify-large-blocks.md).
+__global__ void VerifyLargeBlocksKernel(const Crc32cTables* g_tables, const uint8_t* arena,
+                                        const BlockSpan* blocks, const uint32_t* large,
+                                        uint64_t n_large, Counters* counters) {
+  __shared__ Crc32cTables tables;
+  __shared__ uint32_t warp_crc[kThreads / 32];
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+  __syncthreads();
+  for (uint64_t k = blockIdx.x; k < n_large; k += gridDim.x) {
+    const uint32_t b = large[k];
+    const BlockSpan span = blocks[b];
+    const uint8_t* p = arena + span.offset;
+    const uint32_t crc = ThreadBlockCrc32c(tables, p, span.size + 1, warp_crc);
+    if (threadIdx.x == 0 && !StoredCrcMatches(p, span.size, crc)) {
+      atomicMin(&counters->bad_block, static_cast<unsigned long long>(b));
+    }
+  }
+}
+
+// A group of 2^lane_shift lanes per input entry (decode_common.h,
+// DecodeLanesPerEntry: about 8 key bytes per lane, so a warp decodes
+// several short keys at once): every lane finds the entry's block (a
+// binary search over the blocks' first entries; the lanes read the same
+// addresses) and its bounds, the lanes copy the block prefix and the key
+// suffix into the key arena, lane 0 writes the entry's arrays and reports
+// a malformed key through atomicMin.
+__global__ void DecodeKeysKernel(const uint8_t* arena, uint8_t* key_arena,
+                                 const DecodeBlock* blocks, uint64_t nb, uint64_t n,
+                                 uint32_t lane_shift, uint64_t* key_offset, uint32_t* key_size,
+                                 uint64_t* value_offset, uint32_t* value_size,
+                                 unsigned long long* bad_entry) {
+  const uint64_t thread = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  const uint64_t entry = thread >> lane_shift;
+  const uint32_t lane = static_cast<uint32_t>(thread & ((1u << lane_shift) - 1));
+  if (entry >= n) return;
+  const DecodeBlock b = blocks[BlockOfEntry(blocks, nb, entry)];
+  const DecodedEntry d = LocateEntry(arena, b, static_cast<uint32_t>(entry - b.first_entry));
+  MaterializeKey(arena, key_arena, b, d, lane, 1u << lane_shift);
+  if (lane == 0) {
+    key_offset[entry] = d.key_offset;
+    key_size[entry] = d.key_size;
+    value_offset[entry] = d.value_offset;
+    value_size[entry] = d.value_size;
+    if (!InternalKeyOk(arena, b, d)) atomicMin(bad_entry, static_cast<unsigned long long>(entry));
+  }
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace accelkv

@@ -1,0 +1,192 @@
+// The output side's kernels (docs/GPU.md, "Kernels"): the plan inputs and
+// the subcompaction ranges' starts, the data blocks' encode (a warp per
+// block, a thread block per large one, several per huge one) with their
+// CRC32C, and the bloom filters. Included by cuda_key_sort_device.cu alone
+// (see kernel_common.cuh).
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/crc32c_device.h"
+#include "gpu/encode_common.h"
+#include "gpu/kernel_common.cuh"
+#include "gpu/plan_common.h"
+
+namespace accelkv {
+namespace gpu {
+namespace {
+
+// One thread per kept entry: its plan inputs (plan_common.h).
+__global__ void PlanKernel(KeyArrays keys, const uint32_t* value_size, const uint32_t* kept,
+                           uint64_t n, KeyListView grandparents, KeyListView boundaries,
+                           PlanEntry* plan) {
+  const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k < n) plan[k] = MakePlanEntry(keys, value_size, kept, k, grandparents, boundaries);
+}
+
+// One thread per subcompaction boundary b = i + 1: the first output
+// position of its range (BoundaryStart).
+__global__ void BoundaryStartsKernel(const PlanEntry* plan, uint64_t n, uint32_t nb,
+                                     uint64_t* starts) {
+  const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (i < nb) starts[i] = BoundaryStart(plan, n, static_cast<uint32_t>(i + 1));
+}
+
+// One warp per output block, grid-stride: the lanes copy its entries' key
+// bytes and values (EncodeBlockEntries), lane 0 writes the end offsets, the
+// footer and the trailer's type byte; once the warp's writes are visible
+// (__syncwarp orders them) the warp computes the masked CRC32C together
+// (crc32c_device.h, tables in shared memory as in VerifyKernel).
+// Blocks of kLargeBlockBytes or more are left to EncodeLargeBlocksKernel.
+__global__ void EncodeBlocksKernel(const Crc32cTables* g_tables, EncodeSources src,
+                                   const EncodeBlock* blocks, uint64_t nb, uint8_t* out) {
+  __shared__ Crc32cTables tables;
+  ForEachItemPerWarp(g_tables, &tables, nb, [&](uint64_t w, uint32_t lane) {
+    const EncodeBlock b = blocks[w];
+    if (EncodedBlockSize(b) >= kLargeBlockBytes) return;
+    EncodeBlockEntries(src, b, out, lane, 32);
+    if (lane == 0) WriteBlockFooter(out, b);
+    __syncwarp();
+    WarpWriteBlockCrc(tables, out, b.out_offset, EncodedBlockSize(b), lane);
+  });
+}
+
+// The blocks of kLargeBlockBytes or more (others are EncodeBlocksKernel's):
+// a thread block per output block, grid-stride, all kThreads threads
+// copying its entries (EncodeBlockEntries), thread 0 writing the ends and
+// the footer, then the CRC32C by ThreadBlockCrc32c. A warp per block left
+// few warps on few SMs to copy and checksum values of 64 KiB to 1 MiB.
+// Each thread block passes over every block of the part, skipping the
+// small and the huge ones: a list of the large ones, as verify takes, was
+// no faster with mixed value sizes
+// (bench/results/2026-11-26-h100-encode-large-list.md).
+__global__ void EncodeLargeBlocksKernel(const Crc32cTables* g_tables, EncodeSources src,
+                                        const EncodeBlock* blocks, uint64_t nb, uint8_t* out) {
+  __shared__ Crc32cTables tables;
+  __shared__ uint32_t warp_crc[kThreads / 32];
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+  __syncthreads();
+  for (uint64_t i = blockIdx.x; i < nb; i += gridDim.x) {
+    const EncodeBlock b = blocks[i];
+    const uint64_t size = EncodedBlockSize(b);
+    if (size < kLargeBlockBytes || size >= kHugeBlockBytes) continue;  // the same for every thread
+    EncodeBlockEntries(src, b, out, threadIdx.x, blockDim.x);
+    if (threadIdx.x == 0) WriteBlockFooter(out, b);
+    __syncthreads();  // the block's bytes visible to every thread
+    const uint32_t crc = ThreadBlockCrc32c(tables, out + b.out_offset, size + 1, warp_crc);
+    if (threadIdx.x == 0) StoreMaskedCrc(out + b.out_offset + size + 1, crc);
+  }
+}
+
+// A block of kHugeBlockBytes or more and the thread blocks that encode it:
+// [first_tb, first_tb + tbs) of the kernel's grid.
+struct HugeBlock {
+  uint32_t block;  // its index in the kernel's block array
+  uint32_t first_tb;
+  uint32_t tbs;
+};
+
+// The calling thread as a lane of its huge block's group: thread block
+// blockIdx.x works on the last entry of the list (ascending by first_tb,
+// covering the grid) whose first_tb is at most blockIdx.x.
+struct HugeLane {
+  uint32_t k;  // the block's index in the list
+  EncodeBlock block;
+  uint32_t lane;
+  uint32_t lanes;  // tbs x blockDim.x
+};
+
+__device__ HugeLane HugeLaneOf(const EncodeBlock* blocks, const HugeBlock* huge, uint32_t n) {
+  uint32_t lo = 0;
+  uint32_t hi = n - 1;
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi + 1) / 2;
+    if (huge[mid].first_tb <= blockIdx.x) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const HugeBlock h = huge[lo];
+  return HugeLane{lo, blocks[h.block], (blockIdx.x - h.first_tb) * blockDim.x + threadIdx.x,
+                  h.tbs * blockDim.x};
+}
+
+// The blocks of kHugeBlockBytes or more, each by its tbs thread blocks as
+// one group of lanes (EncodeBlockEntries over the group's lanes), lane 0
+// writing the ends and the footer. The checksum needs every byte written,
+// so it is the next kernel's.
+__global__ void EncodeHugeBlocksKernel(EncodeSources src, const EncodeBlock* blocks,
+                                       const HugeBlock* huge, uint32_t n_huge, uint8_t* out) {
+  const HugeLane h = HugeLaneOf(blocks, huge, n_huge);
+  EncodeBlockEntries(src, h.block, out, h.lane, h.lanes);
+  if (h.lane == 0) WriteBlockFooter(out, h.block);
+}
+
+// The huge blocks' CRC32C, each over the lanes of its tbs thread blocks:
+// every warp's XOR of its lanes' shifted parts (CrcPartShifted) goes into
+// the block's word of acc by atomicXor (zeroed before; XOR is order-free).
+__global__ void HugeBlocksCrcKernel(const Crc32cTables* g_tables, const EncodeBlock* blocks,
+                                    const HugeBlock* huge, uint32_t n_huge, const uint8_t* out,
+                                    uint32_t* acc) {
+  __shared__ Crc32cTables tables;
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+  __syncthreads();
+  const HugeLane h = HugeLaneOf(blocks, huge, n_huge);
+  const uint32_t reg = WarpXor(CrcPartShifted(tables, out + h.block.out_offset,
+                                              EncodedBlockSize(h.block) + 1, h.lane, h.lanes));
+  if ((threadIdx.x & 31u) == 0) atomicXor(&acc[h.k], reg);
+}
+
+// Each huge block's masked CRC32C after its trailer's type byte.
+__global__ void StoreHugeBlocksCrcKernel(const EncodeBlock* blocks, const HugeBlock* huge,
+                                         uint32_t n_huge, const uint32_t* acc, uint8_t* out) {
+  const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k >= n_huge) return;
+  const EncodeBlock b = blocks[huge[k].block];
+  StoreMaskedCrc(out + b.out_offset + EncodedBlockSize(b) + 1, ~acc[k]);
+}
+
+// The filters' lines zeroed and their footers: a thread block per filter.
+__global__ void FilterInitKernel(const EncodeFilter* filters, uint8_t* out) {
+  const EncodeFilter f = filters[blockIdx.x];
+  uint8_t* bits = out + f.out_offset;
+  const uint64_t size = uint64_t{f.num_lines} * kBloomLineBytes;
+  for (uint64_t i = threadIdx.x; i < size; i += blockDim.x) bits[i] = 0;
+  if (threadIdx.x == 0) WriteFilterFooter(out, f);
+}
+
+// One thread per kept position of the chunk: the probe bits of its user
+// key, if it adds one, set with atomicOr on the aligned 32-bit word that
+// holds each bit's byte (OR commutes, so the bits are FilterBuilder's in
+// any order; neighbouring bytes are ORed with 0).
+__global__ void FilterBitsKernel(EncodeSources src, const EncodeFilter* filters, uint64_t nf,
+                                 uint64_t first, uint64_t n, uint8_t* out) {
+  const uint64_t k = first + blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k >= first + n) return;
+  const uint64_t fi = FilterOfKept(filters, nf, k);
+  if (fi == nf) return;
+  const EncodeFilter& f = filters[fi];
+  uint64_t h = 0;
+  if (!FilterKeyHash(src, f, k, &h)) return;
+  uint8_t* const bits = out + f.out_offset;
+  BloomProbes(h, f.num_lines, static_cast<int>(f.num_probes), [bits](uint64_t byte, uint8_t mask) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(bits + byte);
+    atomicOr(reinterpret_cast<unsigned int*>(a & ~uintptr_t{3}), static_cast<unsigned int>(mask)
+                                                                     << (8 * (a & 3)));
+    return true;
+  });
+}
+
+// A warp per filter: the masked CRC32C of its contents ++ type byte.
+__global__ void FilterCrcKernel(const Crc32cTables* g_tables, const EncodeFilter* filters,
+                                uint64_t nf, uint8_t* out) {
+  __shared__ Crc32cTables tables;
+  ForEachItemPerWarp(g_tables, &tables, nf, [&](uint64_t w, uint32_t lane) {
+    WarpWriteBlockCrc(tables, out, filters[w].out_offset, EncodedFilterSize(filters[w]), lane);
+  });
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace accelkv

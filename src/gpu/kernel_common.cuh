@@ -1,0 +1,96 @@
+// What the CUDA device's kernels share (cuda_key_sort_device.cu includes
+// this and the kernel headers, one translation unit; the kernels and their
+// helpers have internal linkage there): the thread-block size, the block
+// size classes, the counters and the mailbox, and the warp- and
+// thread-block-wide loops and CRC32C reductions.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gpu/crc32c_device.h"
+
+namespace accelkv {
+namespace gpu {
+namespace {
+
+constexpr int kThreads = 256;
+// Output data blocks of at least this many bytes (contents) are encoded by
+// a thread block each (EncodeLargeBlocksKernel), smaller ones by a warp.
+constexpr uint64_t kLargeBlockBytes = 16 << 10;
+// ...and from kHugeBlockBytes up by a thread block per kHugeSliceBytes
+// (EncodeHugeBlocksKernel, HugeBlocksCrcKernel): a 32 MiB encode chunk of
+// 16 MiB values holds two blocks, which two thread blocks encoded in 11 ms
+// per job, 3.4 ms since (bench/results/2026-11-26-h100-encode-huge-blocks.md).
+constexpr uint64_t kHugeBlockBytes = 1 << 20;
+constexpr uint64_t kHugeSliceBytes = 128 << 10;
+
+struct Counters {
+  unsigned long long bad_block;  // ~0: none
+  unsigned long long num_kept;
+  unsigned int duplicate;
+};
+
+// The small results the host waits for mid-job, in pinned host memory the
+// device maps (zero copy). PublishKernel writes them there from device
+// memory: a cudaMemcpyAsync back would be served by the copy engine after
+// the large copies back already queued (the decoded keys, 50-120 MB at
+// 32-128 B values), and waited 1-2 ms behind them.
+struct Mailbox {
+  unsigned long long bad_entry;      // DecodeKeysKernel's lowest malformed key, ~0: none
+  unsigned long long radix_mask[3];  // RadixDiffKernel's differing bits
+  unsigned long long counters[3];    // Counters, as 8-byte words
+};
+static_assert(sizeof(Counters) == 3 * sizeof(unsigned long long));
+
+__global__ void PublishKernel(const unsigned long long* src, unsigned long long* dst,
+                              uint32_t words) {
+  if (threadIdx.x < words) dst[threadIdx.x] = src[threadIdx.x];
+}
+
+// The warp-per-item kernels' loop (verify, encode, filter CRCs): calls
+// fn(item, lane) for items [0, n), one warp per item, grid-stride, after
+// each thread block loaded the CRC32C slicing and shift tables into shared
+// memory (crc32c_device.h), which fn reads as `tables`.
+template <typename Fn>
+__device__ void ForEachItemPerWarp(const Crc32cTables* g_tables, Crc32cTables* tables, uint64_t n,
+                                   Fn&& fn) {
+  LoadCrc32cTables(tables, g_tables, threadIdx.x, blockDim.x);
+  __syncthreads();
+  const uint32_t lane = threadIdx.x & 31u;
+  const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / 32);
+  for (uint64_t i = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; i < n; i += warps) {
+    fn(i, lane);
+  }
+}
+
+// CRC32C of p[0, n) by the whole thread block: each thread checksums a
+// chunk (CrcPartShifted), the parts XOR-reduced per warp and then across
+// the warps. Every thread of the block calls it; the result is thread 0's.
+// scratch: kThreads / 32 words of shared memory, free again on return.
+__device__ uint32_t ThreadBlockCrc32c(const Crc32cTables& tables, const uint8_t* p, uint64_t n,
+                                      uint32_t* scratch) {
+  const uint32_t reg = WarpXor(CrcPartShifted(tables, p, n, threadIdx.x, blockDim.x));
+  if ((threadIdx.x & 31u) == 0) scratch[threadIdx.x / 32] = reg;
+  __syncthreads();
+  uint32_t all = 0;
+  if (threadIdx.x == 0) {
+    for (uint32_t k = 0; k < blockDim.x / 32; ++k) all ^= scratch[k];
+  }
+  __syncthreads();  // scratch is reused
+  return ~all;
+}
+
+unsigned int Grid(uint64_t n) { return static_cast<unsigned int>((n + kThreads - 1) / kThreads); }
+
+// The grid of a grid-stride warp-per-item kernel over n items: one warp
+// per item up to `max_blocks` thread blocks (those that fit the device).
+unsigned int WarpGrid(uint64_t n, unsigned int max_blocks) {
+  return static_cast<unsigned int>(
+      std::max<uint64_t>(1, std::min<uint64_t>(Grid(n * 32), max_blocks)));
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace accelkv
