@@ -1,0 +1,352 @@
+#include "gpu/output_planner.h"
+
+#include <algorithm>
+
+#include "table/filter.h"
+#include "table/format.h"
+#include "table/table_builder.h"
+#include "util/internal_key.h"
+
+namespace accelkv {
+namespace gpu {
+
+static_assert(kVariableWidth == BlockLayout::kVariable);
+static_assert(kBlockFooterSize == BlockLayout::kFooterSize);
+
+OutputPlanner::OutputPlanner(const CompactionJobSpec& spec, const JobInput& input,
+                             const KeySortOutput& sorted, std::vector<EncodeBlock>* blocks,
+                             std::vector<EncodeFilter>* filters)
+    : spec_(spec),
+      key_arena_(reinterpret_cast<const char*>(input.keys.key_arena)),
+      plan_(sorted.plan),
+      blocks_(blocks),
+      filters_(filters),
+      splitter_(spec.compaction) {
+  const Comparator* named = spec.table_options.user_comparator != nullptr
+                                ? spec.table_options.user_comparator
+                                : spec.table_options.comparator;
+  comparator_name_ = named->Name();
+  const int bits = spec.table_options.bloom_bits_per_key;
+  // MaxGrowth's filter term: BloomNumLines(n + 1) - BloomNumLines(n) <=
+  // ceil(bits / 512) for n >= 1 (ceil(a + b) <= ceil(a) + ceil(b), and the
+  // max(1, ...) only raises BloomNumLines(n)), 64 bytes a line.
+  growth_fixed_ = 256 + (bits > 0 ? uint64_t{kBloomLineBytes} *
+                                        (static_cast<uint64_t>(bits) / kBloomLineBits + 1)
+                                  : 0);
+}
+
+Status OutputPlanner::Add(uint64_t k) {
+  const PlanEntry& e = plan_[k];
+  const uint64_t key_size = e.key_size;
+  const uint32_t value_size = e.value_size;
+  const uint64_t shared = e.shared;
+  const bool same_user_key = (e.flags & kPlanSameUserKey) != 0;
+  const uint64_t sequence = e.trailer >> 8;
+  const auto type = static_cast<ValueType>(e.trailer & 0xff);
+  // The exact estimate only where the O(1) bound reaches the split size
+  // (OutputSplitter::OutputBytes: the decision is the exact one's). The
+  // splitter compares current with max_output_file_size only, so while
+  // size_upper_ (>= the bound >= the exact estimate) is below it, passing
+  // it decides the same and the bound need not be computed.
+  uint64_t current = 0;
+  if (table_ != nullptr) {
+    if (size_upper_valid_ && size_upper_ < spec_.compaction->max_output_file_size()) {
+      current = size_upper_;
+    } else {
+      const uint64_t estimate_bound = EstimatedFileSize(/*bound=*/true);
+      size_upper_ = estimate_bound;
+      size_upper_valid_ = true;
+      current = splitter_.OutputBytes(estimate_bound,
+                                      [this] { return EstimatedFileSize(/*bound=*/false); });
+    }
+  }
+  if (splitter_.ShouldStopBeforeCounted(same_user_key, e.grandparents, e.boundaries, current) &&
+      table_ != nullptr) {
+    Status s = FinishTable();
+    if (!s.ok()) return s;
+  }
+  if (table_ == nullptr) StartTable();
+
+  const uint64_t entry_size = key_size + value_size + 8;
+  TableProperties& p = table_->props;
+  if (p.num_entries > 0) {
+    // TableBuilder's rule floor(P_i / B) != floor(P_{i-1} / B), with
+    // next_multiple_ = (floor(P_{i-1} / B) + 1) * B (P_i > P_{i-1}).
+    if (prefix_next_ >= next_multiple_) {
+      Status s = FlushBlock();
+      if (!s.ok()) return s;
+    }
+  } else {
+    const Slice key = KeyAt(k);
+    table_->first_kept = k;
+    p.smallest_key.assign(key.data(), key.size());
+    p.smallest_seqno = sequence;
+    p.largest_seqno = sequence;
+  }
+  // TableBuilder's guard (BlockBuilder::SizeBoundWith, then SizeWith).
+  const uint64_t n = block_.NumEntries();
+  const uint64_t bound =
+      BlockBuilder::SizeBound(block_key_bytes_ + key_size, block_value_bytes_ + value_size, n + 1);
+  if (bound > BlockBuilder::kMaxBlockSize &&
+      block_.SizeWithSized(key_size, value_size, shared) > BlockBuilder::kMaxBlockSize) {
+    // TableBuilder fails such a job; the CPU executor reruns it and says so.
+    return Status::NotSupported("gpu: encode: entry too large for a block");
+  }
+  prefix_prev_ = prefix_next_;
+  prefix_next_ += entry_size;
+  if (prefix_prev_ >= next_multiple_) {
+    const uint64_t bs = spec_.table_options.block_size;
+    next_multiple_ = (prefix_prev_ / bs + 1) * bs;
+  }
+
+  if (n == 0) block_first_ = k;
+  block_.AddSized(key_size, value_size, shared);
+  block_key_bytes_ += key_size;
+  block_value_bytes_ += value_size;
+
+  last_ = k;
+  last_key_size_ = key_size;
+  // FilterBuilder::AddKey skips a repeated user key (the table's first
+  // key is always added); the device sets the bits (FilterKeyHash).
+  if (table_->has_filter && (!same_user_key || p.num_entries == 0)) table_->filter_keys++;
+  p.num_entries++;
+  if (type == ValueType::kDeletion) p.num_deletions++;
+  p.raw_key_bytes += key_size;
+  p.raw_value_bytes += value_size;
+  p.smallest_seqno = std::min(p.smallest_seqno, sequence);
+  p.largest_seqno = std::max(p.largest_seqno, sequence);
+  // The bound before the next entry (invalid after StartTable above).
+  if (size_upper_valid_) size_upper_ += MaxGrowth(key_size, value_size);
+  return Status::OK();
+}
+
+uint64_t OutputPlanner::AddRun(uint64_t k, uint64_t end) {
+  if (table_ == nullptr || !size_upper_valid_ || block_.empty()) return 0;
+  const uint64_t max_size = spec_.compaction->max_output_file_size();
+  // One pass: how far the run goes, summing on the way what Add would
+  // add for each entry; nothing changes unless the run is taken.
+  TableProperties& props = table_->props;
+  uint64_t e = k;
+  uint64_t prefix = prefix_next_;
+  uint64_t upper = size_upper_;
+  uint64_t key_bytes = block_key_bytes_;
+  uint64_t value_bytes = block_value_bytes_;
+  uint64_t n = block_.NumEntries();
+  const uint64_t first_key_size = block_.first_key_size();
+  const uint64_t first_value_size = block_.first_value_size();
+  uint64_t min_shared = ~uint64_t{0};
+  bool keys_of_first_size = true;
+  bool values_of_first_size = true;
+  uint64_t filter_keys = 0;
+  uint64_t deletions = 0;
+  uint64_t smallest_seqno = props.smallest_seqno;
+  uint64_t largest_seqno = props.largest_seqno;
+  for (; e < end; ++e) {
+    const PlanEntry& p = plan_[e];
+    // Add's block boundary and split-size tests, and its block-size guard.
+    if (prefix >= next_multiple_ || upper >= max_size) break;
+    const uint64_t with_key_bytes = key_bytes + p.key_size;
+    const uint64_t with_value_bytes = value_bytes + p.value_size;
+    if (BlockBuilder::SizeBound(with_key_bytes, with_value_bytes, n + 1) >
+        BlockBuilder::kMaxBlockSize) {
+      break;  // the run ends before the entry: Add applies the guard
+    }
+    key_bytes = with_key_bytes;
+    value_bytes = with_value_bytes;
+    ++n;
+    upper += MaxGrowth(p.key_size, p.value_size);
+    prefix += uint64_t{p.key_size} + p.value_size + 8;
+    // BlockLayoutTracker::AddSized's, FilterBuilder's and the properties'.
+    min_shared = std::min<uint64_t>(min_shared, p.shared);
+    keys_of_first_size &= p.key_size == first_key_size;
+    values_of_first_size &= p.value_size == first_value_size;
+    filter_keys += (p.flags & kPlanSameUserKey) == 0;
+    deletions += static_cast<ValueType>(p.trailer & 0xff) == ValueType::kDeletion;
+    const uint64_t sequence = p.trailer >> 8;
+    smallest_seqno = std::min(smallest_seqno, sequence);
+    largest_seqno = std::max(largest_seqno, sequence);
+  }
+  if (e == k || !splitter_.SkipCounted(plan_[e - 1].grandparents, plan_[e - 1].boundaries)) {
+    return 0;
+  }
+  // A block's last key is read where the block ends (its index entry,
+  // FlushBlock): a cache miss per block, since the key arena is in input
+  // order. The run's own last key is asked for now, too late to hide much;
+  // so are the keys where the next block would end if it held as many
+  // entries as this one (and its neighbours), a block ahead, and the plan
+  // entries that hold where those keys are, two blocks ahead.
+  __builtin_prefetch(key_arena_ + plan_[e - 1].key_offset);
+  const uint64_t block_entries = e - block_first_;
+  const uint64_t next_end = e - 1 + block_entries;
+  for (uint64_t j = next_end - 1; j <= next_end + 1 && j < end; ++j) {
+    __builtin_prefetch(key_arena_ + plan_[j].key_offset);
+  }
+  for (uint64_t j = next_end + block_entries - 1; j <= next_end + block_entries + 1 && j < end;
+       ++j) {
+    __builtin_prefetch(&plan_[j]);
+  }
+  block_.AddSizedRun(e - k, key_bytes - block_key_bytes_, value_bytes - block_value_bytes_,
+                     min_shared, keys_of_first_size, values_of_first_size);
+  const PlanEntry& last = plan_[e - 1];
+  if (table_->has_filter) table_->filter_keys += filter_keys;
+  props.num_entries += e - k;
+  props.num_deletions += deletions;
+  props.raw_key_bytes += key_bytes - block_key_bytes_;
+  props.raw_value_bytes += value_bytes - block_value_bytes_;
+  props.smallest_seqno = smallest_seqno;
+  props.largest_seqno = largest_seqno;
+  block_key_bytes_ = key_bytes;
+  block_value_bytes_ = value_bytes;
+  prefix_prev_ = prefix - (uint64_t{last.key_size} + last.value_size + 8);
+  prefix_next_ = prefix;
+  size_upper_ = upper;
+  last_ = e - 1;
+  last_key_size_ = last.key_size;
+  return e - k;
+}
+
+Status OutputPlanner::Finish() {
+  if (table_ != nullptr) {
+    Status s = FinishTable();
+    if (!s.ok()) return s;
+  }
+
+  return Status::OK();
+}
+
+uint64_t OutputPlanner::EstimatedFileSize(bool bound) {
+  TableSizeState st;
+  st.offset = offset_;
+  if (block_.empty()) {
+    st.index_block_size = table_->index.CurrentSizeEstimate();
+  } else {
+    static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
+    const Slice handle(kHandle, sizeof(kHandle));
+    if (bound) {
+      // BlockBuilder::CurrentSizeBound of the open block, SizeBoundWith of the index.
+      st.index_block_size = table_->index.SizeBoundWith(LastKeyOfSize(), handle);
+      st.data_block_size =
+          BlockBuilder::SizeBound(block_key_bytes_, block_value_bytes_, block_.NumEntries());
+    } else {
+      st.index_block_size = table_->index.SizeWith(KeyAt(last_), handle);
+      st.data_block_size = block_.Size();  // AddSized keeps Layout() exact
+    }
+  }
+  if (table_->has_filter && table_->props.num_entries > 0) {
+    st.filter_encoded_size = FilterContentsSize(table_->filter_keys);
+  }
+  // EstimateTableFileSize = fixed part (key sizes only; the comparator
+  // name and smallest key are fixed per table) + variable part.
+  if (fixed_part_key_size_ != last_key_size_) {
+    fixed_part_key_size_ = last_key_size_;
+    fixed_part_ = TableSizeFixedPart(table_->props.comparator_name.size(),
+                                     table_->props.smallest_key.size(), last_key_size_);
+  }
+  return fixed_part_ + TableSizeVariablePart(st);
+}
+
+uint64_t OutputPlanner::MaxGrowth(uint64_t key_size, uint64_t value_size) const {
+  return 4 * key_size + value_size + growth_fixed_;
+}
+
+void OutputPlanner::StartTable() {
+  tables_.push_back(std::make_unique<PlannedTable>());
+  table_ = tables_.back().get();
+  out_cursor_ = AlignTable(out_cursor_);
+  table_->out_offset = out_cursor_;
+  table_->first_block = blocks_->size();
+  table_->props.comparator_name = comparator_name_;
+  table_->has_filter = spec_.table_options.bloom_bits_per_key > 0;
+  offset_ = 0;
+  prefix_prev_ = 0;
+  prefix_next_ = 0;
+  next_multiple_ = spec_.table_options.block_size;
+  fixed_part_key_size_ = ~uint64_t{0};  // none cached for this table
+  size_upper_valid_ = false;            // Add computes it at the second entry
+  ResetBlock();
+}
+
+void OutputPlanner::ResetBlock() {
+  block_.Reset();
+  block_key_bytes_ = 0;
+  block_value_bytes_ = 0;
+}
+
+Status OutputPlanner::FlushBlock() {
+  if (block_.empty()) return Status::OK();
+  const BlockLayout l = block_.Layout();
+  EncodeBlock b;
+  b.out_offset = table_->out_offset + offset_;
+  b.first = block_first_;
+  b.n = l.n;
+  b.prefix_size = l.prefix_size;
+  b.key_width = l.key_width;
+  b.value_width = l.value_width;
+  b.offset_width = l.offset_width;
+  b.key_bytes = static_cast<uint32_t>(l.key_bytes);
+  b.value_bytes = static_cast<uint32_t>(l.value_bytes);
+  if (EncodedBlockSize(b) != l.size || block_first_ + l.n != last_ + 1) {
+    return Status::Corruption("gpu: encode: planned block differs from its layout");
+  }
+  blocks_->push_back(b);
+  BlockHandle handle;
+  handle.offset = offset_;
+  handle.size = l.size;
+  offset_ += handle.size + kBlockTrailerSize;
+  table_->props.num_data_blocks++;
+  table_->props.data_bytes += handle.size + kBlockTrailerSize;
+  char encoded[BlockHandle::kEncodedLength];
+  handle.EncodeTo(encoded);
+  table_->index.Add(KeyAt(last_), Slice(encoded, sizeof(encoded)));
+  ResetBlock();
+  return Status::OK();
+}
+
+Slice OutputPlanner::KeyAt(uint64_t k) const {
+  const PlanEntry& e = plan_[k];
+  return Slice(key_arena_ + e.key_offset, e.key_size);
+}
+
+Slice OutputPlanner::LastKeyOfSize() {
+  if (size_only_key_.size() < last_key_size_) size_only_key_.resize(last_key_size_);
+  return Slice(size_only_key_.data(), last_key_size_);
+}
+
+uint64_t OutputPlanner::FilterContentsSize(uint64_t num_keys) const {
+  return BloomFilterSize(BloomNumLines(num_keys, spec_.table_options.bloom_bits_per_key));
+}
+
+Status OutputPlanner::FinishTable() {
+  Status s = FlushBlock();
+  if (!s.ok()) return s;
+  const Slice largest = KeyAt(last_);
+  table_->props.largest_key.assign(largest.data(), largest.size());
+  table_->data_bytes = offset_;
+  table_->end_block = blocks_->size();
+  if (table_->has_filter) {  // TableBuilder: a filter block when the table has entries
+    const int bits = spec_.table_options.bloom_bits_per_key;
+    EncodeFilter f;
+    f.out_offset = table_->out_offset + offset_;
+    f.first = table_->first_kept;
+    f.end = last_ + 1;
+    f.num_lines = static_cast<uint32_t>(BloomNumLines(table_->filter_keys, bits));
+    f.num_probes = static_cast<uint32_t>(BloomNumProbes(bits));
+    if (EncodedFilterSize(f) != FilterContentsSize(table_->filter_keys)) {
+      return Status::Corruption("gpu: encode: planned filter differs from its layout");
+    }
+    filters_->push_back(f);
+    table_->filter_bytes = EncodedFilterSize(f) + kBlockTrailerSize;
+  }
+  out_cursor_ += table_->encoded_bytes();
+  table_ = nullptr;
+  size_upper_valid_ = false;
+  return Status::OK();
+}
+
+uint64_t OutputPlanner::AlignTable(uint64_t offset) const {
+  if (!spec_.table_options.use_direct_writes) return offset;
+  return AlignUp(offset, kTableAlignment);
+}
+
+}  // namespace gpu
+}  // namespace accelkv

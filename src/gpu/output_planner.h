@@ -1,0 +1,175 @@
+// The CPU plan of a device-encode job's output (docs/GPU.md, "Encode
+// modes"): which kept entry goes to which output table and data block, each
+// block's layout, each table's index block, properties and filter size, by
+// TableBuilder's and OutputSplitter's rules, from the device's dense plan
+// inputs (plan_common.h). EncodeOutputsOnDevice (device_encoder.h) runs one
+// OutputPlanner per subcompaction range, then the device encodes what it
+// planned.
+//
+// Thread safety: an OutputPlanner is used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accelkv/env.h"
+#include "accelkv/status.h"
+#include "compaction/compaction.h"
+#include "compaction/compaction_executor.h"
+#include "gpu/job_input.h"
+#include "gpu/key_sort_device.h"
+#include "table/block_builder.h"
+#include "table/properties_block.h"
+#include "util/align.h"
+
+namespace accelkv {
+namespace gpu {
+
+// Output tables' alignment in the host output buffer with direct writes.
+inline constexpr uint64_t kTableAlignment = kDirectIoAlignment;
+
+// One output table as planned: its data blocks are encoded into
+// out[out_offset, out_offset + data_bytes), its filter block (with bloom
+// bits on) with its trailer right after them, filter_bytes.
+struct PlannedTable {
+  uint64_t out_offset = 0;
+  uint64_t data_bytes = 0;
+  uint64_t first_block = 0;  // its data blocks: EncodeJob::blocks[first_block, end_block)
+  uint64_t end_block = 0;
+  uint64_t first_kept = 0;  // its first entry's kept position
+  bool has_filter = false;
+  uint64_t filter_keys = 0;   // the keys FilterBuilder would hold
+  uint64_t filter_bytes = 0;  // its filter block with the trailer (0: none)
+  TableProperties props;
+  BlockBuilder index;
+
+  // Data blocks and filter block: the bytes the device encodes.
+  uint64_t encoded_bytes() const { return data_bytes + filter_bytes; }
+};
+
+// Walks the kept entries as CpuCompactionExecutor + TableBuilder would, with
+// sizes only (docs/FORMAT.md, "Data blocks" boundary rule; OutputSplitter
+// over EstimateTableFileSize; each open data block's exact layout from a
+// BlockLayoutTracker), filling the EncodeJob and the tables' index blocks,
+// properties and filters. Mirrors TableBuilder::Add/FlushDataBlock/
+// EstimatedFileSize/Finish step for step; the executor tests check the
+// result byte for byte. Per entry it reads only the device's dense plan
+// inputs (plan_common.h); a key itself only where a table or a block ends.
+class OutputPlanner {
+ public:
+  // The plan of sorted.kept (a range of it: Add and AddRun from its first
+  // position on), appending the data blocks and filters to *blocks and
+  // *filters; reads the plan entries and the key arena of input.
+  OutputPlanner(const CompactionJobSpec& spec, const JobInput& input, const KeySortOutput& sorted,
+                std::vector<EncodeBlock>* blocks, std::vector<EncodeFilter>* filters);
+
+  // Kept entry k (output position k; called for k = 0, 1, ... in order).
+  Status Add(uint64_t k);
+
+  // Adds kept entries k, k + 1, ... (before end) that Add would add without
+  // a decision of its own: inside the open data block (no block boundary
+  // before them), with the open table's size bound below the split size, no
+  // block near kMaxBlockSize, and no split for a boundary or grandparent
+  // overlap (OutputSplitter::SkipCounted). Returns how many it added (0:
+  // none; Add decides the next entry). The same state as Add for each, from
+  // one tight pass over the dense plan entries instead of a full Add per
+  // entry: about 30 entries of 128-byte values per 4 KiB block share one
+  // Add and one run (the executor tests check the output byte for byte).
+  uint64_t AddRun(uint64_t k, uint64_t end);
+
+  Status Finish();
+
+  std::vector<std::unique_ptr<PlannedTable>>& tables() { return tables_; }
+  // The planned output's bytes (data blocks with trailers), from 0; with
+  // direct writes rounded up to kTableAlignment, so that ranges laid out
+  // one after another keep their tables aligned.
+  uint64_t out_size() const { return AlignTable(out_cursor_); }
+
+ private:
+  // TableBuilder::EstimatedFileSize, or with bound its EstimatedFileSizeBound.
+  uint64_t EstimatedFileSize(bool bound);
+
+  // An upper bound of how much EstimatedFileSize(/*bound=*/true) grows from
+  // before an entry (key_size K, value_size V) to before the next one of the
+  // same table. Before every entry but a table's first the open data block
+  // holds the previous entry (key size K'), so the bound is
+  //   TableSizeFixedPart(C, S, K') + offset_ + index.SizeBoundWith(K') +
+  //   SizeBound(data block) + 5 + (filter: FilterContentsSize + 5),
+  // and adding the entry changes its terms by at most:
+  //  - fixed part: PropertiesBlockSize's value bytes grow by K - K' <= K; the
+  //    rest of its layout (names, n = 11) is fixed but for the two end-offset
+  //    arrays, 11 * 2 or 4 bytes each, value_ends present or not (all three
+  //    byte values 8 bytes or not): at most 2 * 11 * 4 = 88 more. <= K + 88.
+  //  - no data block flushed before the entry: the data block's SizeBound
+  //    grows by K + V + 8 and the index's SizeBoundWith by K - K' <= K.
+  //    <= 2K + V + 8.
+  //  - a data block flushed before it: SizeBound(block) + 5 becomes its
+  //    exact size (<= SizeBound: BlockBuilder) + 5 in offset_ plus the new
+  //    block's SizeBound(K, V, 1) + 5 = K + V + 29; the index gains the
+  //    flushed block's entry (K' key bytes, 16-byte handle, 8 bytes of
+  //    bound) while SizeBoundWith's key goes from K' to K: K + 24.
+  //    <= 2K + V + 53.
+  //  - filter: at most one key more, <= 64 * ceil(bits / 512) (growth_fixed_).
+  // Sum: <= 3K + V + 141 + filter; 4K + V + 256 + filter leaves a margin.
+  uint64_t MaxGrowth(uint64_t key_size, uint64_t value_size) const;
+
+  void StartTable();
+
+  void ResetBlock();
+
+  // Closes the open data block: its layout and its index entry.
+  Status FlushBlock();
+
+  // Kept entry k's internal key, in the key arena.
+  Slice KeyAt(uint64_t k) const;
+
+  // A key of the last entry's size (SizeBoundWith reads only its size).
+  Slice LastKeyOfSize();
+
+  // FilterBuilder::EncodedSize for num_keys keys.
+  uint64_t FilterContentsSize(uint64_t num_keys) const;
+
+  Status FinishTable();
+
+  // With direct writes each table starts at a multiple of kTableAlignment of
+  // the output buffer (whose base the device aligns to a page): the file
+  // writer then sends the table's whole 4 KiB blocks to the disk straight
+  // from the buffer (posix_direct_writable_file.h). The padding (under
+  // 4 KiB per table) is never written to a file.
+  uint64_t AlignTable(uint64_t offset) const;
+
+  const CompactionJobSpec& spec_;
+  const char* const key_arena_;               // the job's keys (PlanEntry::key_offset)
+  const PlanEntry* const plan_;               // per kept entry
+  std::vector<EncodeBlock>* const blocks_;    // the planned data blocks, appended
+  std::vector<EncodeFilter>* const filters_;  // the planned filters, appended
+  OutputSplitter splitter_;
+  std::string comparator_name_;
+  std::vector<std::unique_ptr<PlannedTable>> tables_;
+  PlannedTable* table_ = nullptr;                // the open table
+  uint64_t offset_ = 0;                          // its finished data blocks with trailers
+  uint64_t prefix_prev_ = 0;                     // P_{i-1} (TableBuilder)
+  uint64_t prefix_next_ = 0;                     // P_i
+  uint64_t next_multiple_ = 0;                   // (floor(P_{i-1} / block_size) + 1) * block_size
+  uint64_t last_ = 0;                            // the last kept entry (any table)
+  uint64_t last_key_size_ = 0;                   // its key's size
+  std::string size_only_key_;                    // LastKeyOfSize's bytes
+  uint64_t fixed_part_ = 0;                      // TableSizeFixedPart for the open table and
+  uint64_t fixed_part_key_size_ = ~uint64_t{0};  // this last key size
+  BlockLayoutTracker block_;      // the open data block (empty: none), fed by AddSized
+  uint64_t block_first_ = 0;      // its first entry's kept position
+  uint64_t block_key_bytes_ = 0;  // its full keys' bytes (SizeBoundWith)
+  uint64_t block_value_bytes_ = 0;
+  // An upper bound of EstimatedFileSize(/*bound=*/true) before the next entry
+  // of the open table (Add; valid from its second entry on), and
+  // MaxGrowth's part that does not depend on the entry.
+  uint64_t size_upper_ = 0;
+  bool size_upper_valid_ = false;
+  uint64_t growth_fixed_ = 0;
+  uint64_t out_cursor_ = 0;  // end of the planned output
+};
+
+}  // namespace gpu
+}  // namespace accelkv
