@@ -1,5 +1,5 @@
 // Input decoding shared bit for bit by the CUDA kernel (DecodeKeysKernel,
-// cuda_key_sort_device.cu) and the host reference (host_key_sort_device.cc).
+// decode_kernels.cuh) and the host reference (host_key_sort_device.cc).
 //
 // The CPU validates every input data block (Block::Validate: the footer, the
 // sections and the end-offset arrays, so every entry lies inside its block

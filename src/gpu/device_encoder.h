@@ -1,6 +1,7 @@
 // Device encoding of a GPU compaction job's output tables (docs/GPU.md,
 // "Encode modes"). After the device has ordered and filtered the entries:
-//   plan (CPU)        walk the kept entries' plan inputs (the device's
+//   plan (CPU)        (OutputPlanner, output_planner.h) walk the kept
+//                     entries' plan inputs (the device's
 //                     dense per-entry sizes, prefixes and split counts:
 //                     plan_common.h) deciding output
 //                     files (OutputSplitter over TableBuilder's size estimate)

@@ -1,5 +1,5 @@
 // Data-block encoding shared bit for bit by the CUDA kernel
-// (EncodeBlocksKernel, cuda_key_sort_device.cu) and the host reference
+// (EncodeBlocksKernel, encode_kernels.cuh) and the host reference
 // (host_key_sort_device.cc).
 //
 // The CPU plans the output (device_encoder.cc: which kept entries go to

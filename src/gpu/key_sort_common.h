@@ -1,4 +1,4 @@
-// Helpers shared bit for bit by the CUDA kernels (cuda_key_sort_device.cu)
+// Helpers shared bit for bit by the CUDA kernels (the *_kernels.cuh files)
 // and the host reference (host_key_sort_device.cc), so the reference, which
 // runs and is tested everywhere, checks the exact logic the GPU runs:
 // - CRC32C of a stored block (contents ++ type byte) against its masked

@@ -1,5 +1,5 @@
 // Plan inputs, shared bit for bit by the CUDA kernel (PlanKernel,
-// cuda_key_sort_device.cu) and the host reference (host_key_sort_device.cc).
+// encode_kernels.cuh) and the host reference (host_key_sort_device.cc).
 //
 // After the sort and the obsolete-version filter, the CPU plans the output
 // tables (device_encoder.cc: which kept entry goes to which table and data

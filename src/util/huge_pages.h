@@ -2,7 +2,7 @@
 // only there) and marked madvise(MADV_HUGEPAGE), a hint: the kernel backs it
 // with ordinary pages where it has no huge ones. Used by the memtable's
 // arena blocks (util/arena.cc), the GPU executor's pinned host buffers
-// (gpu/cuda_key_sort_device.cu) and the benchmark's per-key state
+// (gpu/pinned_buffer.cu) and the benchmark's per-key state
 // (bench/key_state.cc).
 #pragma once
 
