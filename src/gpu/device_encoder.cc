@@ -12,13 +12,8 @@
 
 #include "gpu/gpu_util.h"
 #include "gpu/output_planner.h"
-#include "table/block_builder.h"
-#include "table/filter.h"
 #include "table/format.h"
 #include "table/properties_block.h"
-#include "table/table_builder.h"
-#include "util/align.h"
-#include "util/internal_key.h"
 #include "version/file_meta.h"
 
 namespace accelkv {
