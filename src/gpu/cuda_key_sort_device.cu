@@ -61,7 +61,6 @@
 #include <utility>
 #include <vector>
 
-#include "accelkv/env.h"
 #include "gpu/crc32c_device.h"
 #include "gpu/cuda_support.h"
 #include "gpu/decode_kernels.cuh"
