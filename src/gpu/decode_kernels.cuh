@@ -1,4 +1,4 @@
-// The input side's kernels (docs/GPU.md, "Kernels"): the blocks' CRC32C
+// The input side's kernels (docs/GPU.md, "Pipeline as built"): the blocks' CRC32C
 // verify, a warp per block or a thread block per large one, and the
 // entries' decode into the key arena. Included by cuda_key_sort_device.cu
 // alone (see kernel_common.cuh).

@@ -1,4 +1,4 @@
-// The output side's kernels (docs/GPU.md, "Kernels"): the plan inputs and
+// The output side's kernels (docs/GPU.md, "Pipeline as built"): the plan inputs and
 // the subcompaction ranges' starts, the data blocks' encode (a warp per
 // block, a thread block per large one, several per huge one) with their
 // CRC32C, and the bloom filters. Included by cuda_key_sort_device.cu alone

@@ -1,4 +1,4 @@
-// The sort's and the dedup's kernels (docs/GPU.md, "Kernels"): the sort
+// The sort's and the dedup's kernels (docs/GPU.md, "Pipeline as built"): the sort
 // items of the merge path, the radix keys of the fixed-width path (whole or
 // packed to the bits that differ), the obsolete-version filter, and which
 // path a job takes. Included by cuda_key_sort_device.cu alone (see
