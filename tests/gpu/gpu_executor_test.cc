@@ -24,7 +24,9 @@
 #include "gpu/gpu_test_util.h"
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
+#include "table/block_builder.h"
 #include "testutil/test_util.h"
+#include "util/coding.h"
 #include "util/filename.h"
 
 namespace accelkv {
@@ -1068,6 +1070,53 @@ TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
   EXPECT_TRUE(s.IsCorruption()) << "pos " << pos << ": " << s.ToString();
   EXPECT_TRUE(result.outputs.empty());
   EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+}
+
+// A malformed data block late in a table of over 1024 blocks fails the job
+// with its own error; with a second malformed block early in the table the
+// job fails with the early one's (the first in file order), whichever order
+// the CPU validates them in (a validation in slices on several threads was
+// measured, bench/results/2026-11-26-h100-sliced-validation.md).
+TEST_P(GpuExecutorTest, FirstMalformedBlockInFileOrderFailsTheJob) {
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.l0_files = 2;
+  shape.l1_files = 1;
+  shape.entries_per_file = 40000;
+  shape.fixed_key_size = 16;
+  shape.fixed_value_size = 200;
+  shape.allow_long_values = false;
+  const test::GpuJob job = NewJob(&rnd, shape);
+  const std::string fname = TableFileName(dbname_, job.compaction->inputs(0)[0]->number);
+  std::string bytes;
+  ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;  // offset, contents size
+  ASSERT_TRUE(test::ForEachDataBlock(bytes, [&blocks](uint64_t offset, const BlockLayout& l) {
+                blocks.emplace_back(offset, l.size);
+              }).ok());
+  ASSERT_GE(blocks.size(), 1024u);
+  const auto run = [&](const std::string& file) {
+    EXPECT_TRUE(WriteStringToFile(env_.get(), file, fname, false).ok());
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s = Run(gpu_.get(), job, &result, &files);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_TRUE(result.outputs.empty());
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+    return s.ToString();
+  };
+  // The last block's entry count (its footer's first word) made too large.
+  std::string late = bytes;
+  const auto& [last_offset, last_size] = blocks.back();
+  EncodeFixed32(&late[last_offset + last_size - BlockLayout::kFooterSize], 0xffffffffu);
+  const std::string late_error = run(late);
+  EXPECT_EQ(std::string::npos, late_error.find("unsupported compression")) << late_error;
+  // ...and the second block's trailer naming a compression.
+  std::string both = late;
+  both[blocks[1].first + blocks[1].second] = 1;
+  const std::string both_error = run(both);
+  EXPECT_NE(std::string::npos, both_error.find("unsupported compression")) << both_error;
+  EXPECT_NE(late_error, both_error);
 }
 
 // Values of 0 to 300 KiB, then to 3 MiB, in device-encode mode: output
