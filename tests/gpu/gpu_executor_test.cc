@@ -1035,11 +1035,9 @@ TEST_P(GpuExecutorTest, PlanPartsOverManyOrLongRangesByteIdenticalToCpu) {
   }
 }
 
-// Tables of several MiB (over 1000 data blocks each): byte-identical to the
-// CPU executor; a byte flipped in the second half of a large table is
-// Corruption with no output file.
-TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
-  Random rnd(test::TestSeed());
+// Two L0 tables of 40,000 entries (16-byte keys, 200-byte values: over
+// 1,000 data blocks and 4 MiB each) and one L1 table.
+test::GpuJobShape LargeTablesShape() {
   test::GpuJobShape shape;
   shape.l0_files = 2;
   shape.l1_files = 1;
@@ -1047,7 +1045,15 @@ TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
   shape.fixed_key_size = 16;
   shape.fixed_value_size = 200;
   shape.allow_long_values = false;
-  const test::GpuJob job = NewJob(&rnd, shape);
+  return shape;
+}
+
+// Tables of several MiB (over 1000 data blocks each): byte-identical to the
+// CPU executor; a byte flipped in the second half of a large table is
+// Corruption with no output file.
+TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewJob(&rnd, LargeTablesShape());
   const FileMetaPtr& big = job.compaction->inputs(0)[0];
   ASSERT_GT(big->file_size, 4u << 20);
   CompactionJobResult gpu_result;
@@ -1079,14 +1085,7 @@ TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
 // measured, bench/results/2026-11-26-h100-sliced-validation.md).
 TEST_P(GpuExecutorTest, FirstMalformedBlockInFileOrderFailsTheJob) {
   Random rnd(test::TestSeed());
-  test::GpuJobShape shape;
-  shape.l0_files = 2;
-  shape.l1_files = 1;
-  shape.entries_per_file = 40000;
-  shape.fixed_key_size = 16;
-  shape.fixed_value_size = 200;
-  shape.allow_long_values = false;
-  const test::GpuJob job = NewJob(&rnd, shape);
+  const test::GpuJob job = NewJob(&rnd, LargeTablesShape());
   const std::string fname = TableFileName(dbname_, job.compaction->inputs(0)[0]->number);
   std::string bytes;
   ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
