@@ -2,7 +2,7 @@
 // (EncodeBlocksKernel, encode_kernels.cuh) and the host reference
 // (host_key_sort_device.cc).
 //
-// The CPU plans the output (device_encoder.cc: which kept entries go to
+// The CPU plans the output (output_planner.cc: which kept entries go to
 // which table and data block, by TableBuilder's and OutputSplitter's rules,
 // and each block's layout: shared prefix P, key and value widths,
 // end-offset width W, section sizes). A block's entries are consecutive in

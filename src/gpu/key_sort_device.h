@@ -171,7 +171,7 @@ inline bool SubcompactionRangeStarts(const std::vector<uint64_t>& boundary_start
 }
 
 // The data blocks of a job's output tables, planned by the CPU
-// (device_encoder.h) for the device to fill (encode_common.h) from the
+// (output_planner.h) for the device to fill (encode_common.h) from the
 // entries and the kept order the last Run left on it.
 struct EncodeJob {
   // The arenas of the KeySortInput the last Run took (values: file arena;

@@ -2,7 +2,7 @@
 // encode_kernels.cuh) and the host reference (host_key_sort_device.cc).
 //
 // After the sort and the obsolete-version filter, the CPU plans the output
-// tables (device_encoder.cc: which kept entry goes to which table and data
+// tables (output_planner.cc: which kept entry goes to which table and data
 // block, by TableBuilder's and OutputSplitter's rules). Walking the kept
 // entries in key order over the key arena costs a cache miss or more per
 // entry (the kept order interleaves every input file), so the device first
