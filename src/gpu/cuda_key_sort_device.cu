@@ -54,9 +54,11 @@
 #include <cstring>
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,6 +99,8 @@ constexpr uint64_t kPlanParts = 64;
 constexpr uint64_t kPlanPartBytes = 256 << 10;
 
 class CudaKeySortDevice final : public KeySortDevice {
+  struct PlanPart;  // below, with the members
+
  public:
   // crc_tables: the device's copy of the CRC32C tables (crc32c_device.h);
   // mailbox, d_mailbox: the mailbox (pinned, mapped) and the device's
@@ -258,6 +262,10 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (plan_pending_) {  // an earlier plan's copies, left by a failed job
       ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());
     }
+    FreePlanDevice();  // an earlier block plan's entries
+    plan_block_size_ = 0;
+    out->runs = nullptr;
+    out->num_runs = 0;
     // The arenas DecodeKeys left on the device, if they are this input's.
     const bool resident =
         decoded_.Holds(in.arena, in.arena_size, in.key_arena, in.key_arena_size) &&
@@ -344,6 +352,7 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   void ReleaseInput() {
     DrainCopiesBack();  // no copy back reads what is freed here
+    FreePlanDevice();
     void* ptrs[] = {dev_.arena,        dev_.key_arena,  dev_.key_offset, dev_.key_size,
                     dev_.value_offset, dev_.value_size, dev_.kept,       dev_.out};
     for (void* p : ptrs) {
@@ -875,17 +884,37 @@ class CudaKeySortDevice final : public KeySortDevice {
       }
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
+    const bool lazy = in.plan_block_size > 0 && k > 0;
     if (e == cudaSuccess) {
       const uint64_t* starts = reinterpret_cast<const uint64_t*>(host_starts);
       out->boundary_starts.assign(starts, starts + nb);
-      e = QueuePlanCopies(host, d_plan, k, out->boundary_starts);
+      if (lazy) {
+        plan_block_size_ = in.plan_block_size;
+        s = BlockPlan(in.plan_block_size, d_plan, k, out->boundary_starts, mem, out);
+        if (!s.ok()) {
+          cudaFreeAsync(d_plan, stream_);
+          out->boundary_starts.clear();
+          out->runs = nullptr;
+          out->num_runs = 0;
+          return s;
+        }
+      }
+      e = QueuePlanCopies(host, d_plan, k, out->boundary_starts, lazy);
     }
-    if (e == cudaSuccess) e = cudaFreeAsync(d_plan, copy_stream_);
+    if (e == cudaSuccess) {
+      if (lazy) {
+        plan_device_ = d_plan;  // WaitPlan copies from it; freed by the next Run or ReleaseInput
+      } else {
+        e = cudaFreeAsync(d_plan, copy_stream_);
+      }
+    }
     if (e != cudaSuccess) {
-      DrainCopiesBack();  // no part still copies from d_plan
-      cudaFreeAsync(d_plan, stream_);
+      DrainCopiesBack();               // no part still copies from d_plan
+      cudaFreeAsync(d_plan, stream_);  // not yet plan_device_
       plan_parts_.clear();
       out->boundary_starts.clear();
+      out->runs = nullptr;
+      out->num_runs = 0;
       return CudaFailure("plan", e);
     }
     out->plan = reinterpret_cast<const PlanEntry*>(host);
@@ -900,12 +929,15 @@ class CudaKeySortDevice final : public KeySortDevice {
   // across the ranges (every range's first slice, then every second...),
   // so each range's planner thread can start after a small part of the
   // copy; with more than kPlanParts ranges, kPlanParts equal parts in
-  // order. Sets plan_parts_ (by begin) and plan_pending_.
+  // order. Sets plan_parts_ (by begin) and plan_pending_. lazy (a block
+  // plan): the parts are only listed; WaitPlan queues them.
   cudaError_t QueuePlanCopies(uint8_t* host, const PlanEntry* d_plan, uint64_t k,
-                              const std::vector<uint64_t>& starts) {
+                              const std::vector<uint64_t>& starts, bool lazy) {
     plan_parts_.clear();
+    plan_host_ = host;
+    plan_ranges_.clear();
     if (k == 0) return cudaSuccess;
-    std::vector<uint64_t> range;
+    std::vector<uint64_t>& range = plan_ranges_;
     (void)SubcompactionRangeStarts(starts, k, &range);  // the encoder refuses disorder
     const uint64_t ranges = range.size() - 1;
     // How many parts n entries make (1 to max).
@@ -934,32 +966,177 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (made != cudaSuccess) return made;
     for (const auto& [begin, end] : order) {
       if (begin == end) continue;
-      const size_t event = plan_parts_.size();
-      plan_pending_ = true;
-      cudaError_t e =
-          cudaMemcpyAsync(host + begin * sizeof(PlanEntry), d_plan + begin,
-                          (end - begin) * sizeof(PlanEntry), cudaMemcpyDeviceToHost, copy_stream_);
-      if (e == cudaSuccess) e = cudaEventRecord(plan_events_[event], copy_stream_);
+      plan_parts_.push_back(PlanPart{begin, end, plan_parts_.size(), false});
+      if (lazy) continue;
+      const cudaError_t e = QueuePlanPart(d_plan, &plan_parts_.back());
       if (e != cudaSuccess) return e;
-      plan_parts_.push_back(PlanPart{begin, end, event});
     }
     std::sort(plan_parts_.begin(), plan_parts_.end(),
               [](const PlanPart& a, const PlanPart& b) { return a.begin < b.begin; });
     return cudaSuccess;
   }
 
+  // The copy of a part back on copy_stream_, then its event.
+  cudaError_t QueuePlanPart(const PlanEntry* d_plan, PlanPart* part) {
+    plan_pending_ = true;
+    part->queued = true;
+    cudaError_t e = cudaMemcpyAsync(
+        plan_host_ + part->begin * sizeof(PlanEntry), d_plan + part->begin,
+        (part->end - part->begin) * sizeof(PlanEntry), cudaMemcpyDeviceToHost, copy_stream_);
+    if (e == cudaSuccess) e = cudaEventRecord(plan_events_[part->event], copy_stream_);
+    return e;
+  }
+
   Status WaitPlan(uint64_t k, uint64_t* ready) override {
     if (k >= plan_count_) return Status::InvalidArgument("gpu: plan: position past the plan");
-    // The part holding k: the last one beginning at or before it (the parts
-    // cover [0, plan_count_) without gaps).
-    auto it = std::upper_bound(plan_parts_.begin(), plan_parts_.end(), k,
-                               [](uint64_t pos, const PlanPart& p) { return pos < p.begin; });
-    if (it == plan_parts_.begin()) return Status::Aborted("gpu: plan: no part holds the position");
-    --it;
-    const cudaError_t e = cudaEventSynchronize(plan_events_[it->event]);
+    cudaEvent_t event = nullptr;
+    {
+      std::lock_guard<std::mutex> l(plan_mu_);  // planner threads queue parts (block plan)
+      // The part holding k: the last one beginning at or before it (the
+      // parts cover [0, plan_count_) without gaps).
+      auto it = std::upper_bound(plan_parts_.begin(), plan_parts_.end(), k,
+                                 [](uint64_t pos, const PlanPart& p) { return pos < p.begin; });
+      if (it == plan_parts_.begin()) {
+        return Status::Aborted("gpu: plan: no part holds the position");
+      }
+      --it;
+      if (!it->queued && plan_device_ == nullptr) {
+        return Status::Aborted("gpu: plan: the plan entries were released");
+      }
+      if (!it->queued) {
+        // A block plan's: this part and the rest of k's range, in order,
+        // since the planner goes on entry by entry from here (docs/GPU.md,
+        // "Block plan").
+        const uint64_t range_end = *std::upper_bound(plan_ranges_.begin(), plan_ranges_.end(), k);
+        for (auto p = it; p != plan_parts_.end() && p->begin < range_end; ++p) {
+          if (p->queued) continue;
+          const cudaError_t e = QueuePlanPart(plan_device_, &*p);
+          if (e != cudaSuccess) return CudaFailure("plan", e);
+        }
+      }
+      event = plan_events_[it->event];
+      *ready = it->end;
+    }
+    const cudaError_t e = cudaEventSynchronize(event);
     if (e != cudaSuccess) return CudaFailure("plan", e);
-    *ready = it->end;
     return Status::OK();
+  }
+
+  // The data blocks of each subcompaction range as one table (docs/GPU.md,
+  // "Block plan") into out->runs (plan_runs_).
+  Status BlockPlan(uint64_t block_size, const PlanEntry* d_plan, uint64_t k,
+                   const std::vector<uint64_t>& boundary_starts, JobAllocations* mem,
+                   KeySortOutput* out) {
+    std::vector<uint64_t> range;
+    (void)SubcompactionRangeStarts(boundary_starts, k, &range);  // the encoder refuses disorder
+    uint64_t n = 0;
+    Status s = BlockRuns(block_size, d_plan, k, range, 0, mem, &plan_runs_, &out->runs, &n);
+    out->num_runs = s.ok() ? n : 0;
+    return s;
+  }
+
+  Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
+                        std::vector<BlockRun>* runs) override {
+    if (plan_block_size_ == 0 || begin >= end || end > plan_count_) {
+      return Status::InvalidArgument("gpu: plan: no block plan of that range");
+    }
+    std::lock_guard<std::mutex> l(replan_mu_);  // one at a time on stream_ (the job thread waits)
+    if (plan_device_ == nullptr)
+      return Status::Aborted("gpu: plan: the plan entries were released");
+    const BlockRun* host = nullptr;
+    uint64_t n = 0;
+    {
+      JobAllocations mem(stream_);
+      Status s = BlockRuns(plan_block_size_, plan_device_ + begin, end - begin, {0, end - begin},
+                           offset, &mem, &replan_runs_, &host, &n);
+      if (!s.ok()) return s;
+    }
+    runs->assign(host, host + n);
+    for (BlockRun& b : *runs) {  // positions from begin
+      b.first += begin;
+      b.end += begin;
+    }
+    return Status::OK();
+  }
+
+  // The blocks of the k plan entries d_plan cut at range[0], range[1], ...
+  // (ascending, from 0 to k), each cut a block start with its table's
+  // nominal prefix sum there at offset: the nominal sizes' exclusive sum (CUB), the block
+  // starts (StartsBlock), their indices (CUB exclusive sum), then a record
+  // per block (MakeBlockRun, positions in d_plan), copied back into *dst
+  // before it returns: *runs, *n of them. Uses stream_ and run_count_.
+  Status BlockRuns(uint64_t block_size, const PlanEntry* d_plan, uint64_t k,
+                   const std::vector<uint64_t>& range, uint64_t offset, JobAllocations* mem,
+                   PinnedBuffer* dst, const BlockRun** runs, uint64_t* n) {
+    *runs = nullptr;
+    *n = 0;
+    if (k == 0) return Status::OK();
+    const auto ranges = static_cast<uint32_t>(range.size() - 1);
+    const auto items = static_cast<int64_t>(k);
+    uint64_t* d_range = nullptr;
+    uint64_t* d_sizes = nullptr;
+    uint64_t* d_prefix = nullptr;
+    uint32_t* d_flags = nullptr;
+    uint32_t* d_ids = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_range, range.size()));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_sizes, k));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_prefix, k));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_flags, k));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_ids, k));
+    size_t temp64 = 0;
+    size_t temp32 = 0;
+    ACCELKV_CUDA_TRY(
+        "plan", cub::DeviceScan::ExclusiveSum(nullptr, temp64, d_sizes, d_prefix, items, stream_));
+    ACCELKV_CUDA_TRY(
+        "plan", cub::DeviceScan::ExclusiveSum(nullptr, temp32, d_flags, d_ids, items, stream_));
+    uint8_t* d_temp = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_temp, std::max(temp64, temp32)));
+    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_range, range.data(), range.size() * 8,
+                                             cudaMemcpyHostToDevice, stream_));
+    NominalSizesKernel<<<Grid(k), kThreads, 0, stream_>>>(d_plan, k, d_sizes);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    ACCELKV_CUDA_TRY(
+        "plan", cub::DeviceScan::ExclusiveSum(d_temp, temp64, d_sizes, d_prefix, items, stream_));
+    BlockStartsKernel<<<Grid(k), kThreads, 0, stream_>>>(d_prefix, k, d_range, ranges, offset,
+                                                         block_size, d_flags);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    ACCELKV_CUDA_TRY("plan",
+                     cub::DeviceScan::ExclusiveSum(d_temp, temp32, d_flags, d_ids, items, stream_));
+    uint8_t* host_count = nullptr;  // the last entry's index and flag
+    Status s = run_count_.Get(8, "plan", &host_count);
+    if (!s.ok()) return s;
+    ACCELKV_CUDA_TRY(
+        "plan", cudaMemcpyAsync(host_count, d_ids + (k - 1), 4, cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host_count + 4, d_flags + (k - 1), 4,
+                                             cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("plan", cudaStreamSynchronize(stream_));
+    uint32_t last_id = 0;
+    uint32_t last_flag = 0;
+    std::memcpy(&last_id, host_count, 4);
+    std::memcpy(&last_flag, host_count + 4, 4);
+    const uint64_t count = uint64_t{last_id} + last_flag;
+    BlockRun* d_runs = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_runs, count));
+    BlockRunsKernel<<<Grid(k), kThreads, 0, stream_>>>(d_plan, k, d_flags, d_ids, d_runs);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    uint8_t* host_runs = nullptr;
+    s = dst->Get(count * sizeof(BlockRun), "plan", &host_runs);
+    if (!s.ok()) return s;
+    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host_runs, d_runs, count * sizeof(BlockRun),
+                                             cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("plan", cudaStreamSynchronize(stream_));
+    *runs = reinterpret_cast<const BlockRun*>(host_runs);
+    *n = count;
+    return Status::OK();
+  }
+
+  // Frees a block plan's device plan entries (plan_device_), after the
+  // copies from it.
+  void FreePlanDevice() {
+    if (plan_device_ == nullptr) return;
+    DrainCopiesBack();
+    cudaFreeAsync(plan_device_, stream_);
+    plan_device_ = nullptr;
   }
 
   // The verify stream (RunStages), made on first use.
@@ -1063,8 +1240,18 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint64_t begin;
     uint64_t end;
     size_t event;  // index into plan_events_
+    bool queued;   // its copy and event are on copy_stream_ (a block plan's: by WaitPlan)
   };
-  std::vector<PlanPart> plan_parts_;  // by begin, covering [0, plan_count_)
+  std::vector<PlanPart> plan_parts_;   // by begin, covering [0, plan_count_)
+  std::mutex plan_mu_;                 // WaitPlan's queueing of a block plan's parts
+  uint8_t* plan_host_ = nullptr;       // the parts' destination (plan_)
+  std::vector<uint64_t> plan_ranges_;  // the subcompaction ranges' starts, then the plan's end
+  PlanEntry* plan_device_ = nullptr;   // a block plan's entries, until the next Run or ReleaseInput
+  PinnedBuffer plan_runs_;             // a block plan's records (KeySortOutput::runs)
+  uint64_t plan_block_size_ = 0;       // the last Run's block plan (0: none)
+  std::mutex replan_mu_;               // PlanBlocksFrom's calls, one at a time
+  PinnedBuffer replan_runs_;           // PlanBlocksFrom's records
+  PinnedBuffer run_count_;             // BlockRuns' count of them
   std::vector<cudaEvent_t> plan_events_;
   uint64_t plan_count_ = 0;    // the last Run's plan entries (0: none to wait for)
   bool plan_pending_ = false;  // plan parts may still be copied (DrainCopiesBack)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -175,9 +176,12 @@ class TableWrites final : public PendingWrites {
 
 }  // namespace
 
+// How many block records ahead the block plan asks for a block's last key.
+constexpr ptrdiff_t kRunPrefetch = 4;
+
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, KeySortDevice* device,
-                             uint64_t chunk_bytes, EncodeJob* scratch,
+                             const EncodeOptions& options, EncodeJob* scratch,
                              const std::function<Status()>& before_output,
                              std::unique_ptr<PendingWrites>* defer, CompactionJobResult* result) {
   if (spec.table_options.block_size == 0 ||
@@ -220,29 +224,140 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     std::vector<std::unique_ptr<PlannedTable>> tables;
     uint64_t out_size = 0;
     Status status;
+    uint64_t wait_micros = 0;    // in WaitPlan
+    uint64_t replan_micros = 0;  // in PlanBlocksFrom
+    uint64_t end_micros = 0;     // from the stage's start to the range's plan end
   };
   std::vector<RangePlan> plans(ranges);
   *plan_cpu->helpers() += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
     OutputPlanner planner(spec, input, sorted, &rp.blocks, &rp.filters);
     Status st;
+    const uint64_t end = starts[r + 1];
     uint64_t ready = starts[r];  // the plan entries [starts[r], ready) are on the host
-    for (uint64_t k = starts[r]; k < starts[r + 1];) {
-      if (k >= ready) {
-        st = device->WaitPlan(k, &ready);
-        if (__builtin_expect(!st.ok(), 0)) break;
+    // The device's blocks (BlockRun) of the open table: the range's records
+    // while its first table is open; for a table that starts inside the
+    // range, records the device cuts from its first entry (PlanBlocksFrom)
+    // where tables may be large (replan_min_bytes), else none. A block's
+    // first entry goes by Add, the rest at once (AddBlockRun) unless
+    // AddRun's tests stop inside it; without records, entry by entry.
+    const BlockRun* run = nullptr;
+    const BlockRun* runs_end = nullptr;
+    if (sorted.runs != nullptr) {
+      runs_end = sorted.runs + sorted.num_runs;
+      run = std::lower_bound(sorted.runs, runs_end, starts[r],
+                             [](const BlockRun& b, uint64_t k) { return b.first < k; });
+    }
+    const bool replan =
+        run != nullptr && spec.compaction->max_output_file_size() >= options.replan_min_bytes;
+    std::vector<BlockRun> replanned;
+    bool window_cut = false;  // the records end before the range does
+    size_t tables = 0;
+    uint64_t table_start = starts[r];
+    uint64_t last_table_entries = 0;  // the range's previous table's
+    uint64_t block_end = starts[r];   // the last record's block end
+    // The open table's blocks from begin (a block start, the table's
+    // nominal prefix there offset) over a window of about two tables'
+    // entries, at least options.replan_window: a replan over the whole rest
+    // of a range cost 4.5 ms a table in a database (docs/GPU.md, "Block
+    // plan"). A window's last block may be cut short by its end, so it is
+    // left for the next window.
+    const auto replan_from = [&](uint64_t begin, uint64_t offset) -> Status {
+      const auto w = std::chrono::steady_clock::now();
+      uint64_t window = std::max<uint64_t>({options.replan_window, 2 * last_table_entries, 1});
+      Status s;
+      for (;;) {
+        const uint64_t wend = end - begin <= window ? end : begin + window;
+        s = device->PlanBlocksFrom(begin, wend, offset, &replanned);
+        if (!s.ok()) break;
+        window_cut = wend < end;
+        const size_t n = replanned.size() - (window_cut ? 1 : 0);
+        if (n > 0 || !window_cut) {
+          run = replanned.data();
+          runs_end = run + n;
+          break;
+        }
+        window *= 2;  // one block longer than the window
       }
-      st = planner.Add(k);
+      rp.replan_micros += MicrosSince(w);
+      return s;
+    };
+    for (uint64_t k = starts[r]; k < end;) {
+      const BlockRun* b = nullptr;
+      if (run != nullptr && k >= block_end) {
+        if (run == runs_end && window_cut) {
+          st = replan_from(k, planner.table_prefix());  // the open table's next window
+          if (__builtin_expect(!st.ok(), 0)) break;
+        }
+        if (run == runs_end || run->first != k) {
+          st = Status::Corruption("gpu: plan: no device block record at", std::to_string(k));
+          break;
+        }
+        b = run++;
+        // Add reads the previous block's last key (its index entry) and
+        // AddBlockRun takes this one's; a later block's is asked for now,
+        // since the key arena is in input order (a miss per block).
+        if (runs_end - run > kRunPrefetch) {
+          __builtin_prefetch(input.keys.key_arena + run[kRunPrefetch].last_key_offset);
+        }
+        st = planner.Add(k, b->head);
+      } else {
+        if (k >= ready) {
+          const auto w = std::chrono::steady_clock::now();
+          st = device->WaitPlan(k, &ready);
+          rp.wait_micros += MicrosSince(w);
+          if (__builtin_expect(!st.ok(), 0)) break;
+        }
+        st = planner.Add(k);
+      }
       if (__builtin_expect(!st.ok(), 0)) break;
-      ++k;
-      // A run never reads an entry past `ready`; one cut there goes on
-      // entry by entry (Add), which is the same plan.
-      k += planner.AddRun(k, std::min(starts[r + 1], ready));
+      const uint64_t added = k++;
+      if (planner.num_tables() != tables) {  // a table started at `added`
+        tables = planner.num_tables();
+        if (tables > 1) {  // the records were the previous table's
+          last_table_entries = added - table_start;
+          b = nullptr;
+          run = nullptr;
+          block_end = added;
+          window_cut = false;
+          if (replan) {
+            st = replan_from(added, 0);
+            if (__builtin_expect(!st.ok(), 0)) break;
+            if (run == runs_end || run->first != added) {
+              st =
+                  Status::Corruption("gpu: plan: no device block record at", std::to_string(added));
+              break;
+            }
+            b = run++;
+          }
+        }
+        table_start = added;
+      }
+      if (b != nullptr) {
+        bool taken = false;
+        st = planner.AddBlockRun(*b, &taken);
+        if (__builtin_expect(!st.ok(), 0)) break;
+        if (taken) k = b->end;
+        block_end = b->end;
+        continue;
+      }
+      // A run never reads an entry past `ready` (nor, inside a device
+      // block, past it); one cut there goes on entry by entry (Add), which
+      // is the same plan.
+      const uint64_t limit = k < block_end ? std::min(ready, block_end) : ready;
+      k += planner.AddRun(k, std::min(end, limit));
     }
     rp.status = st.ok() ? planner.Finish() : st;
     rp.out_size = planner.out_size();
     rp.tables = std::move(planner.tables());
+    rp.end_micros = MicrosSince(t);
   });
+  // The range that ended last: when it ended, and how long it waited for
+  // its plan entries (docs/GPU.md, "plan_last_end", "plan_last_wait").
+  const RangePlan* last = nullptr;
+  for (const RangePlan& rp : plans) {
+    if (last == nullptr || rp.end_micros > last->end_micros) last = &rp;
+  }
   std::vector<std::unique_ptr<PlannedTable>> tables;
   for (RangePlan& rp : plans) {
     if (!rp.status.ok()) return rp.status;
@@ -259,6 +374,11 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     job.out_size += rp.out_size;
   }
   result->stage_micros["plan"] += MicrosSince(t);
+  if (last != nullptr) {
+    result->stage_micros["plan_last_end"] += last->end_micros;
+    result->stage_micros["plan_last_wait"] += last->wait_micros;
+    result->stage_micros["plan_last_replan"] += last->replan_micros;
+  }
   plan_cpu.reset();
 
   Status s = before_output ? before_output() : Status::OK();
@@ -269,7 +389,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   s = device->HostOutput(job.out_size, &out);
   if (!s.ok()) return s;
 
-  // Chunks of whole tables in table order, each of at least chunk_bytes of
+  // Chunks of whole tables in table order, each of at least options.chunk_bytes of
   // data blocks (the last one: the rest); at least one chunk, so the device
   // sees the encode stage even when nothing is kept.
   const size_t nt = tables.size();
@@ -277,7 +397,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   uint64_t chunk_data = 0;
   for (size_t i = 0; i < nt; ++i) {
     chunk_data += tables[i]->encoded_bytes();
-    if (chunk_data >= std::max<uint64_t>(chunk_bytes, 1) || i + 1 == nt) {
+    if (chunk_data >= std::max<uint64_t>(options.chunk_bytes, 1) || i + 1 == nt) {
       chunk_end.push_back(i + 1);
       chunk_data = 0;
     }

@@ -59,11 +59,18 @@ class PendingWrites {
   virtual Status Finish() = 0;
 };
 
+// GpuExecutorOptions' settings of device-encode mode.
+struct EncodeOptions {
+  uint64_t chunk_bytes = 0;       // encode_chunk_bytes
+  uint64_t replan_min_bytes = 0;  // block_replan_min_bytes
+  uint64_t replan_window = 0;     // block_replan_window
+};
+
 // Writes the output tables of the entries sorted.kept (indices into
 // input's entry arrays, in output order) from the device's plan inputs
 // (sorted.plan, from a Run with keep_for_encode). *job is scratch, reused
-// across jobs so its block array keeps its pages. chunk_bytes: the data
-// bytes per device encode call (GpuExecutorOptions::encode_chunk_bytes).
+// across jobs so its block array keeps its pages. options: the data bytes
+// per device encode call and the block plan's replans (EncodeOptions).
 // Calls device->ReleaseEncodeInput() once the last chunk is encoded or
 // failed (not when it returns before the first: the caller releases).
 // before_output (may be empty) runs after the plan, before the host output
@@ -73,7 +80,7 @@ class PendingWrites {
 // returns OK; the files and the rest of the result come with Finish.
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, KeySortDevice* device,
-                             uint64_t chunk_bytes, EncodeJob* job,
+                             const EncodeOptions& options, EncodeJob* job,
                              const std::function<Status()>& before_output,
                              std::unique_ptr<PendingWrites>* defer, CompactionJobResult* result);
 

@@ -32,6 +32,47 @@ __global__ void BoundaryStartsKernel(const PlanEntry* plan, uint64_t n, uint32_t
   if (i < nb) starts[i] = BoundaryStart(plan, n, static_cast<uint32_t>(i + 1));
 }
 
+// Block plan (docs/GPU.md, "Block plan"). One thread per kept entry: its
+// nominal size, which an exclusive sum turns into the prefix sums.
+__global__ void NominalSizesKernel(const PlanEntry* plan, uint64_t n, uint64_t* sizes) {
+  const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k < n) sizes[k] = NominalSize(plan[k]);
+}
+
+// One thread per kept entry: 1 where it starts a data block of its range
+// (range_starts: ranges + 1 ascending positions, from 0 to n), each taken
+// as one table from its first entry, its nominal prefix there at offset
+// (StartsBlock), else 0.
+__global__ void BlockStartsKernel(const uint64_t* prefix, uint64_t n, const uint64_t* range_starts,
+                                  uint32_t ranges, uint64_t offset, uint64_t block_size,
+                                  uint32_t* flags) {
+  const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k >= n) return;
+  uint32_t lo = 0;  // the last range starting at or before k
+  uint32_t hi = ranges;
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (range_starts[mid] <= k) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  flags[k] = StartsBlock(prefix, k, range_starts[lo], offset, block_size) ? 1 : 0;
+}
+
+// One thread per kept entry that starts a block (flags; ids: their
+// exclusive sum, the block's index): its record (MakeBlockRun), up to the
+// next block's start; the last entry's thread also stores the count.
+__global__ void BlockRunsKernel(const PlanEntry* plan, uint64_t n, const uint32_t* flags,
+                                const uint32_t* ids, BlockRun* runs) {
+  const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k >= n || flags[k] == 0) return;
+  uint64_t end = k + 1;
+  while (end < n && flags[end] == 0) ++end;
+  runs[ids[k]] = MakeBlockRun(plan, k, end);
+}
+
 // One warp per output block, grid-stride: the lanes copy its entries' key
 // bytes and values (EncodeBlockEntries), lane 0 writes the end offsets, the
 // footer and the trailer's type byte; once the warp's writes are visible

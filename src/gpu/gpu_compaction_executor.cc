@@ -81,7 +81,9 @@ uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_byt
   // encode: key offset and size, value offset and size (24), the kept order
   // (4). Sort phase per entry: flags (1) + two sort item arrays (32) +
   // merge-sort scratch (~16) + keep flag (1) + index (4), then the plan
-  // inputs (sizeof(PlanEntry)); rounded up. Encode phase: the output data
+  // inputs (sizeof(PlanEntry)) and the block plan's nominal sizes, their
+  // prefix sums, block flags and indices (24) and its records (one
+  // BlockRun per output block, counted like the input's); rounded up. Encode phase: the output data
   // blocks (each block's prefix and suffixes are at most its keys, so at
   // most the key arena plus the values plus two 4-byte end offsets per
   // entry and 21 bytes of footer and trailer per block), the output tables'
@@ -93,11 +95,12 @@ uint64_t KeySortDevice::BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_byt
   constexpr uint64_t kResidentPerEntry = 32;
   // The radix path (fixed-width keys) adds two 24-byte key buffers and a
   // 4-byte value buffer per entry.
-  constexpr uint64_t kSortPerEntry = 56 + 52 + sizeof(PlanEntry);
+  constexpr uint64_t kSortPerEntry = 56 + 52 + sizeof(PlanEntry) + 24;
   constexpr uint64_t kSlack = 32ull << 20;
   // Per block: its span, and its index if it is large enough for a
   // thread block of the verify.
-  const uint64_t sort = entries * kSortPerEntry + blocks * (sizeof(BlockSpan) + sizeof(uint32_t));
+  const uint64_t sort =
+      entries * kSortPerEntry + blocks * (sizeof(BlockSpan) + sizeof(uint32_t) + sizeof(BlockRun));
   const uint64_t out = arena_bytes + key_arena_bytes + (8 + 8) * entries + (21 + 74) * blocks;
   const uint64_t encode = out + blocks * sizeof(EncodeBlock);
   return arena_bytes + key_arena_bytes + entries * kResidentPerEntry + std::max(sort, encode) +
@@ -446,8 +449,12 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   if (!s.ok()) return s;
   result->dropped_entries = n - input.out_of_range - out.kept.size();
   if (device_encode) {
-    s = gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), options_.encode_chunk_bytes,
-                                   encode_job_.get(), before_output, defer, result);
+    gpu::EncodeOptions encode;
+    encode.chunk_bytes = options_.encode_chunk_bytes;
+    encode.replan_min_bytes = options_.block_replan_min_bytes;
+    encode.replan_window = options_.block_replan_window;
+    s = gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), encode, encode_job_.get(),
+                                   before_output, defer, result);
     gpu::CpuStageScope release_cpu(result, "release");
     device_->ReleaseEncodeInput();  // also when the plan failed before any chunk
     return s;
@@ -467,6 +474,12 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
 void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input) {
   gpu::KeySortInput& keys = input->keys;
   keys.keep_for_encode = true;
+  // The device cuts the data blocks (docs/GPU.md, "Block plan");
+  // ACCELKV_GPU_BLOCK_PLAN=0 leaves every entry to the CPU's plan
+  // (measurements).
+  const char* block_plan = std::getenv("ACCELKV_GPU_BLOCK_PLAN");
+  const bool off = block_plan != nullptr && std::strcmp(block_plan, "0") == 0;
+  keys.plan_block_size = off ? 0 : spec.table_options.block_size;
   keys.value_offset = &input->value_offset;
   keys.value_size = &input->value_size;
   keys.grandparents.Clear();

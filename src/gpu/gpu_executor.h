@@ -91,6 +91,19 @@ struct GpuExecutorOptions {
   // a few chunks per job of a few hundred MB, each large enough that a
   // device call's fixed cost (a launch, a synchronize) is small beside it.
   uint64_t encode_chunk_bytes = 32ull << 20;
+  // Device-encode mode: the device cuts each subcompaction range's data
+  // blocks as one table (docs/GPU.md, "Block plan"); a table that starts
+  // inside a range has its blocks cut again on the device (a call from the
+  // planner thread) when the job's output tables may hold at least this
+  // many bytes (Compaction::max_output_file_size), else it is planned entry
+  // by entry. 4 MiB: a table of about 30,000 entries at 128-byte values,
+  // whose entry-by-entry plan takes a few times the device call.
+  uint64_t block_replan_min_bytes = 4ull << 20;
+  // Such a replan covers about twice the range's previous table's entries,
+  // at least this many (a table that runs past them is replanned again from
+  // where they end). 65,536: a few MB of entries, small beside a database's
+  // 64 MiB tables.
+  uint64_t block_replan_window = 64 << 10;
   // Fraction of the device's free memory (at Create) one job may use.
   double device_memory_fraction = 0.5;
   // When not 0, the most device bytes one job may use (below the

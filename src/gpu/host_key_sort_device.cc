@@ -145,7 +145,11 @@ class HostKeySortDevice final : public KeySortDevice {
              std::map<std::string, uint64_t>* stage_micros) override {
     held_.Release();
     plan_.clear();
+    runs_.clear();
+    plan_block_size_ = 0;
     out->plan = nullptr;
+    out->runs = nullptr;
+    out->num_runs = 0;
     out->boundary_starts.clear();
     out->bad_block = ~uint64_t{0};
     Status s = in.CheckEncodeInputs();
@@ -164,6 +168,12 @@ class HostKeySortDevice final : public KeySortDevice {
       for (uint32_t b = 1; b <= in.boundaries.size(); ++b) {
         out->boundary_starts.push_back(BoundaryStart(plan_.data(), plan_.size(), b));
       }
+      plan_block_size_ = in.plan_block_size;
+      if (plan_block_size_ > 0) {
+        PlanBlocks(out->boundary_starts);
+        out->runs = runs_.data();
+        out->num_runs = runs_.size();
+      }
       kept_ = out->kept;
       key_offset_ = in.key_offset;
       key_size_ = in.key_size;
@@ -175,7 +185,45 @@ class HostKeySortDevice final : public KeySortDevice {
     return s;
   }
 
+  Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
+                        std::vector<BlockRun>* runs) override {
+    if (plan_block_size_ == 0 || begin >= end || end > plan_.size()) {
+      return Status::InvalidArgument("gpu: plan: no block plan of that range");
+    }
+    runs->clear();
+    AppendBlockRuns(begin, end, offset, runs);
+    return Status::OK();
+  }
+
  private:
+  // The device's data blocks (BlockPlan's work on the CUDA device): each
+  // subcompaction range (from boundary_starts) cut as one table.
+  void PlanBlocks(const std::vector<uint64_t>& boundary_starts) {
+    std::vector<uint64_t> range;
+    (void)SubcompactionRangeStarts(boundary_starts, plan_.size(),
+                                   &range);  // the encoder refuses disorder
+    for (size_t r = 0; r + 1 < range.size(); ++r)
+      AppendBlockRuns(range[r], range[r + 1], 0, &runs_);
+  }
+
+  // The blocks of plan_[begin, end) by the boundary rule, a block
+  // starting at begin with the table's nominal prefix there at offset.
+  void AppendBlockRuns(uint64_t begin, uint64_t end, uint64_t offset,
+                       std::vector<BlockRun>* runs) const {
+    std::vector<uint64_t> prefix(end - begin);  // from begin
+    uint64_t sum = 0;
+    for (uint64_t i = begin; i < end; ++i) {
+      prefix[i - begin] = sum;
+      sum += NominalSize(plan_[i]);
+    }
+    uint64_t first = begin;
+    for (uint64_t i = begin + 1; i <= end; ++i) {
+      if (i < end && !StartsBlock(prefix.data(), i - begin, 0, offset, plan_block_size_)) continue;
+      runs->push_back(MakeBlockRun(plan_.data(), first, i));
+      first = i;
+    }
+  }
+
   Status RunStages(const KeySortInput& in, KeySortOutput* out,
                    std::map<std::string, uint64_t>* stage_micros) {
     using Clock = std::chrono::steady_clock;
@@ -280,6 +328,8 @@ class HostKeySortDevice final : public KeySortDevice {
   // Run's plan inputs, and the entries and kept order EncodeBlocks reads.
   static constexpr uint64_t kPlanStretch = 1000;  // WaitPlan
   std::vector<PlanEntry> plan_;
+  std::vector<BlockRun> runs_;
+  uint64_t plan_block_size_ = 0;  // the last Run's block plan (0: none)
   HostVector<uint32_t> kept_;
   HostVector<uint64_t> key_offset_;
   HostVector<uint32_t> key_size_;

@@ -225,6 +225,7 @@ void JobInput::Clear() {
   keys.key_arena = nullptr;
   keys.key_arena_size = 0;
   keys.keep_for_encode = false;
+  keys.plan_block_size = 0;
   keys.value_offset = nullptr;
   keys.value_size = nullptr;
   keys.grandparents.Clear();

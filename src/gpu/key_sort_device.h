@@ -91,6 +91,9 @@ struct KeySortInput {
   const HostVector<uint32_t>* value_size = nullptr;
   KeyList grandparents;
   KeyList boundaries;
+  // With keep_for_encode: the output tables' block size, with which Run
+  // also cuts the data blocks (KeySortOutput::runs); 0: it does not.
+  uint64_t plan_block_size = 0;
 
   uint64_t num_entries() const { return key_offset.size(); }
   // The deeper levels over the host's lists.
@@ -143,6 +146,14 @@ struct KeySortOutput {
   // other than WaitPlan. The CUDA device copies them back in parts while
   // the caller plans: no entry may be read before WaitPlan says it is there.
   const PlanEntry* plan = nullptr;
+  // With keep_for_encode, where the device plans blocks (docs/GPU.md,
+  // "Block plan"; else nullptr and 0): its data blocks in output order,
+  // each subcompaction range cut as one table from its first entry
+  // (plan_common.h, BlockRun), there when Run returns, valid as plan is.
+  // The plan entries then come back only where a planner thread asks for
+  // them (WaitPlan), from the part holding that position to its range's end.
+  const BlockRun* runs = nullptr;
+  uint64_t num_runs = 0;
   // With keep_for_encode: for each subcompaction boundary b = 1, 2, ...
   // (KeySortInput::boundaries), at [b - 1], the first output position whose
   // PlanEntry::boundaries >= b (kept.size() when none): where the
@@ -450,6 +461,17 @@ class KeySortDevice {
   // called from several threads at once. Aborted("gpu: plan: ...") when a
   // copy failed; InvalidArgument for k past the plan.
   virtual Status WaitPlan(uint64_t k, uint64_t* ready) = 0;
+
+  // After a Run whose output has block records (KeySortOutput::runs): the
+  // data blocks of the output positions [begin, end) of one table, begin
+  // the first entry of a block, offset the table's nominal prefix sum there
+  // (0 at its first entry; docs/FORMAT.md, "Block boundary rule"), cut from
+  // the plan entries as Run cuts a range (BlockRun, positions absolute;
+  // the last block ends at end), into *runs. May be called from several
+  // threads at once. InvalidArgument outside the plan or without block
+  // records; Aborted("gpu: plan: ...") on a device failure.
+  virtual Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
+                                std::vector<BlockRun>* runs) = 0;
 };
 
 // The CPU reference. budget: the MemoryBudget() it reports.

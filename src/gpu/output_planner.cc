@@ -12,6 +12,7 @@ namespace gpu {
 
 static_assert(kVariableWidth == BlockLayout::kVariable);
 static_assert(kBlockFooterSize == BlockLayout::kFooterSize);
+static_assert(static_cast<int>(ValueType::kDeletion) == 0);  // MakeBlockRun's tombstone test
 
 OutputPlanner::OutputPlanner(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, std::vector<EncodeBlock>* blocks,
@@ -35,8 +36,7 @@ OutputPlanner::OutputPlanner(const CompactionJobSpec& spec, const JobInput& inpu
                                   : 0);
 }
 
-Status OutputPlanner::Add(uint64_t k) {
-  const PlanEntry& e = plan_[k];
+Status OutputPlanner::Add(uint64_t k, const PlanEntry& e) {
   const uint64_t key_size = e.key_size;
   const uint32_t value_size = e.value_size;
   const uint64_t shared = e.shared;
@@ -77,7 +77,7 @@ Status OutputPlanner::Add(uint64_t k) {
       if (!s.ok()) return s;
     }
   } else {
-    const Slice key = KeyAt(k);
+    const Slice key(key_arena_ + e.key_offset, key_size);
     table_->first_kept = k;
     p.smallest_key.assign(key.data(), key.size());
     p.smallest_seqno = sequence;
@@ -106,6 +106,7 @@ Status OutputPlanner::Add(uint64_t k) {
 
   last_ = k;
   last_key_size_ = key_size;
+  last_key_offset_ = e.key_offset;
   // FilterBuilder::AddKey skips a repeated user key (the table's first
   // key is always added); the device sets the bits (FilterKeyHash).
   if (table_->has_filter && (!same_user_key || p.num_entries == 0)) table_->filter_keys++;
@@ -120,8 +121,18 @@ Status OutputPlanner::Add(uint64_t k) {
   return Status::OK();
 }
 
+void OutputPlanner::EnsureSizeUpper() {
+  // The bound Add would compute before the next entry (it does so at a
+  // table's second entry): any upper bound of the estimate decides as the
+  // exact one does (Add).
+  if (size_upper_valid_) return;
+  size_upper_ = EstimatedFileSize(/*bound=*/true);
+  size_upper_valid_ = true;
+}
+
 uint64_t OutputPlanner::AddRun(uint64_t k, uint64_t end) {
-  if (table_ == nullptr || !size_upper_valid_ || block_.empty()) return 0;
+  if (table_ == nullptr || block_.empty()) return 0;
+  EnsureSizeUpper();
   const uint64_t max_size = spec_.compaction->max_output_file_size();
   // One pass: how far the run goes, summing on the way what Add would
   // add for each entry; nothing changes unless the run is taken.
@@ -202,7 +213,64 @@ uint64_t OutputPlanner::AddRun(uint64_t k, uint64_t end) {
   size_upper_ = upper;
   last_ = e - 1;
   last_key_size_ = last.key_size;
+  last_key_offset_ = last.key_offset;
   return e - k;
+}
+
+Status OutputPlanner::AddBlockRun(const BlockRun& b, bool* taken) {
+  *taken = false;
+  if (table_ == nullptr || block_.NumEntries() != 1 || block_first_ != b.first ||
+      last_ != b.first || b.end <= b.first) {
+    return Status::Corruption("gpu: plan: device block record out of step with the plan");
+  }
+  const uint64_t n = b.end - b.first - 1;  // the run's entries
+  if (n == 0) {
+    *taken = true;
+    return Status::OK();
+  }
+  EnsureSizeUpper();
+  // AddRun's tests for each entry of the run, at the run's last entry (all
+  // grow along it): the table's size bound before it below the split
+  // size, the block's size bound under kMaxBlockSize, the splitter's
+  // boundary and grandparent steps. Where one fails the entries go by Add
+  // and AddRun (the caller), which decide where they stop.
+  const uint64_t last_growth = 4 * uint64_t{b.last_key_size} + b.last_value_size;
+  const uint64_t upper_before_last =
+      size_upper_ + (b.growth - last_growth) + (n - 1) * growth_fixed_;
+  if (upper_before_last >= spec_.compaction->max_output_file_size()) return Status::OK();
+  const uint64_t key_bytes = block_key_bytes_ + b.key_bytes;
+  const uint64_t value_bytes = block_value_bytes_ + b.value_bytes;
+  if (BlockBuilder::SizeBound(key_bytes, value_bytes, n + 1) > BlockBuilder::kMaxBlockSize) {
+    return Status::OK();
+  }
+  // The device's boundary is the planner's own rule's: no entry of the run
+  // but the last reaches the next multiple of the block size.
+  const uint64_t nominal = b.key_bytes + b.value_bytes + 8 * n;
+  const uint64_t last_nominal = uint64_t{b.last_key_size} + b.last_value_size + 8;
+  if (prefix_next_ + (nominal - last_nominal) >= next_multiple_) {
+    return Status::Corruption("gpu: plan: device block longer than the boundary rule's");
+  }
+  if (!splitter_.SkipCounted(b.last_grandparents, b.last_boundaries)) return Status::OK();
+  block_.AddSizedRun(n, b.key_bytes, b.value_bytes, b.min_shared,
+                     (b.flags & kRunKeysOfFirstSize) != 0, (b.flags & kRunValuesOfFirstSize) != 0);
+  TableProperties& props = table_->props;
+  if (table_->has_filter) table_->filter_keys += b.filter_keys;
+  props.num_entries += n;
+  props.num_deletions += b.deletions;
+  props.raw_key_bytes += b.key_bytes;
+  props.raw_value_bytes += b.value_bytes;
+  props.smallest_seqno = std::min(props.smallest_seqno, b.smallest_seqno);
+  props.largest_seqno = std::max(props.largest_seqno, b.largest_seqno);
+  block_key_bytes_ = key_bytes;
+  block_value_bytes_ = value_bytes;
+  prefix_prev_ = prefix_next_ + (nominal - last_nominal);
+  prefix_next_ += nominal;
+  size_upper_ += b.growth + n * growth_fixed_;
+  last_ = b.end - 1;
+  last_key_size_ = b.last_key_size;
+  last_key_offset_ = b.last_key_offset;
+  *taken = true;
+  return Status::OK();
 }
 
 Status OutputPlanner::Finish() {
@@ -228,7 +296,7 @@ uint64_t OutputPlanner::EstimatedFileSize(bool bound) {
       st.data_block_size =
           BlockBuilder::SizeBound(block_key_bytes_, block_value_bytes_, block_.NumEntries());
     } else {
-      st.index_block_size = table_->index.SizeWith(KeyAt(last_), handle);
+      st.index_block_size = table_->index.SizeWith(LastKey(), handle);
       st.data_block_size = block_.Size();  // AddSized keeps Layout() exact
     }
   }
@@ -297,14 +365,13 @@ Status OutputPlanner::FlushBlock() {
   table_->props.data_bytes += handle.size + kBlockTrailerSize;
   char encoded[BlockHandle::kEncodedLength];
   handle.EncodeTo(encoded);
-  table_->index.Add(KeyAt(last_), Slice(encoded, sizeof(encoded)));
+  table_->index.Add(LastKey(), Slice(encoded, sizeof(encoded)));
   ResetBlock();
   return Status::OK();
 }
 
-Slice OutputPlanner::KeyAt(uint64_t k) const {
-  const PlanEntry& e = plan_[k];
-  return Slice(key_arena_ + e.key_offset, e.key_size);
+Slice OutputPlanner::LastKey() const {
+  return Slice(key_arena_ + last_key_offset_, last_key_size_);
 }
 
 Slice OutputPlanner::LastKeyOfSize() {
@@ -319,7 +386,7 @@ uint64_t OutputPlanner::FilterContentsSize(uint64_t num_keys) const {
 Status OutputPlanner::FinishTable() {
   Status s = FlushBlock();
   if (!s.ok()) return s;
-  const Slice largest = KeyAt(last_);
+  const Slice largest = LastKey();
   table_->props.largest_key.assign(largest.data(), largest.size());
   table_->data_bytes = offset_;
   table_->end_block = blocks_->size();

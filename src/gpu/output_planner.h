@@ -65,8 +65,10 @@ class OutputPlanner {
   OutputPlanner(const CompactionJobSpec& spec, const JobInput& input, const KeySortOutput& sorted,
                 std::vector<EncodeBlock>* blocks, std::vector<EncodeFilter>* filters);
 
-  // Kept entry k (output position k; called for k = 0, 1, ... in order).
-  Status Add(uint64_t k);
+  // Kept entry k (output position k; called for k = 0, 1, ... in order),
+  // e its PlanEntry (plan_[k] unless given).
+  Status Add(uint64_t k) { return Add(k, plan_[k]); }
+  Status Add(uint64_t k, const PlanEntry& e);
 
   // Adds kept entries k, k + 1, ... (before end) that Add would add without
   // a decision of its own: inside the open data block (no block boundary
@@ -78,6 +80,22 @@ class OutputPlanner {
   // entry: about 30 entries of 128-byte values per 4 KiB block share one
   // Add and one run (the executor tests check the output byte for byte).
   uint64_t AddRun(uint64_t k, uint64_t end);
+
+  // After Add(b.first, b.head): adds the rest of the device's block b
+  // (plan_common.h, BlockRun) at once, as AddRun would over its entries,
+  // and sets *taken; or adds nothing (*taken false) where AddRun's tests
+  // would stop inside it, and the caller goes on entry by entry. Valid only
+  // while the range's first table is open (num_tables() == 1 with the range
+  // starting it), where the device's boundaries are the table's. Corruption
+  // when the record disagrees with the plan (the block did not start at
+  // b.first, or runs past the boundary rule).
+  Status AddBlockRun(const BlockRun& b, bool* taken);
+
+  // The tables started so far.
+  size_t num_tables() const { return tables_.size(); }
+  // The open table's nominal prefix sum before the next entry (docs/
+  // FORMAT.md, "Block boundary rule"; P_i of TableBuilder).
+  uint64_t table_prefix() const { return prefix_next_; }
 
   Status Finish();
 
@@ -115,6 +133,9 @@ class OutputPlanner {
   // Sum: <= 3K + V + 141 + filter; 4K + V + 256 + filter leaves a margin.
   uint64_t MaxGrowth(uint64_t key_size, uint64_t value_size) const;
 
+  // Makes size_upper_ valid: the bound Add computes before an entry.
+  void EnsureSizeUpper();
+
   void StartTable();
 
   void ResetBlock();
@@ -122,8 +143,8 @@ class OutputPlanner {
   // Closes the open data block: its layout and its index entry.
   Status FlushBlock();
 
-  // Kept entry k's internal key, in the key arena.
-  Slice KeyAt(uint64_t k) const;
+  // The last kept entry's internal key, in the key arena.
+  Slice LastKey() const;
 
   // A key of the last entry's size (SizeBoundWith reads only its size).
   Slice LastKeyOfSize();
@@ -155,6 +176,7 @@ class OutputPlanner {
   uint64_t next_multiple_ = 0;                   // (floor(P_{i-1} / block_size) + 1) * block_size
   uint64_t last_ = 0;                            // the last kept entry (any table)
   uint64_t last_key_size_ = 0;                   // its key's size
+  uint64_t last_key_offset_ = 0;                 // and offset in the key arena
   std::string size_only_key_;                    // LastKeyOfSize's bytes
   uint64_t fixed_part_ = 0;                      // TableSizeFixedPart for the open table and
   uint64_t fixed_part_key_size_ = ~uint64_t{0};  // this last key size

@@ -44,6 +44,91 @@ struct PlanEntry {
   uint64_t key_offset;    // the internal key's, in the key arena
 };
 
+// Device block plan (docs/GPU.md, "Block plan"): the data blocks the
+// device cuts by the prefix-sum rule (docs/FORMAT.md, "Block boundary
+// rule"), each subcompaction range taken as one table from its first entry,
+// which holds while the range's first output table is open. Per block its
+// first entry's PlanEntry and what OutputPlanner::AddRun sums over the rest
+// (the run), so the CPU plans a block from one record instead of a
+// PlanEntry per entry; the CPU checks each block against its own rule.
+inline constexpr uint32_t kRunKeysOfFirstSize = 1;    // BlockRun::flags
+inline constexpr uint32_t kRunValuesOfFirstSize = 2;  // BlockRun::flags
+
+struct BlockRun {
+  PlanEntry head;            // the block's first entry (output position first)
+  uint64_t first;            // its first entry
+  uint64_t end;              // one past its last entry
+  uint64_t key_bytes;        // the run: entries (first, end)
+  uint64_t value_bytes;      // the run's
+  uint64_t growth;           // the run's sum of 4 * key_size + value_size
+  uint64_t smallest_seqno;   // the run's (~0 when it is empty)
+  uint64_t largest_seqno;    // the run's (0 when it is empty)
+  uint64_t last_key_offset;  // the block's last entry's key, in the key arena
+  uint32_t last_key_size;
+  uint32_t last_value_size;
+  uint32_t min_shared;         // the run's least PlanEntry::shared (~0 when it is empty)
+  uint32_t filter_keys;        // the run's entries without kPlanSameUserKey
+  uint32_t deletions;          // the run's tombstones
+  uint32_t last_grandparents;  // the block's last entry's PlanEntry::grandparents
+  uint32_t last_boundaries;    // and boundaries
+  uint32_t
+      flags;  // kRunKeysOfFirstSize, kRunValuesOfFirstSize: every run entry's size is the head's
+};
+
+// Kept entry k's nominal size (the boundary rule's s_k).
+ACCELKV_HD inline uint64_t NominalSize(const PlanEntry& e) {
+  return uint64_t{e.key_size} + e.value_size + 8;
+}
+
+// Whether entry i starts a data block where a block starts at range_start
+// (<= i) with the table's nominal prefix sum there at offset (0: the
+// table's first entry): prefix[j] is the exclusive prefix sum of the
+// nominal sizes up to j, over any origin.
+ACCELKV_HD inline bool StartsBlock(const uint64_t* prefix, uint64_t i, uint64_t range_start,
+                                   uint64_t offset, uint64_t block_size) {
+  if (i == range_start) return true;
+  const uint64_t base = prefix[range_start] - offset;
+  return (prefix[i] - base) / block_size != (prefix[i - 1] - base) / block_size;
+}
+
+// The record of the block [first, end) of plan.
+ACCELKV_HD inline BlockRun MakeBlockRun(const PlanEntry* plan, uint64_t first, uint64_t end) {
+  BlockRun b;
+  b.head = plan[first];
+  b.first = first;
+  b.end = end;
+  b.key_bytes = 0;
+  b.value_bytes = 0;
+  b.growth = 0;
+  b.smallest_seqno = ~uint64_t{0};
+  b.largest_seqno = 0;
+  b.min_shared = ~uint32_t{0};
+  b.filter_keys = 0;
+  b.deletions = 0;
+  b.flags = kRunKeysOfFirstSize | kRunValuesOfFirstSize;
+  for (uint64_t j = first + 1; j < end; ++j) {
+    const PlanEntry& p = plan[j];
+    b.key_bytes += p.key_size;
+    b.value_bytes += p.value_size;
+    b.growth += 4 * uint64_t{p.key_size} + p.value_size;
+    const uint64_t sequence = p.trailer >> 8;
+    b.smallest_seqno = sequence < b.smallest_seqno ? sequence : b.smallest_seqno;
+    b.largest_seqno = sequence > b.largest_seqno ? sequence : b.largest_seqno;
+    b.min_shared = p.shared < b.min_shared ? p.shared : b.min_shared;
+    b.filter_keys += (p.flags & kPlanSameUserKey) == 0;
+    b.deletions += (p.trailer & 0xff) == 0;  // ValueType::kDeletion
+    if (p.key_size != b.head.key_size) b.flags &= ~kRunKeysOfFirstSize;
+    if (p.value_size != b.head.value_size) b.flags &= ~kRunValuesOfFirstSize;
+  }
+  const PlanEntry& last = plan[end - 1];
+  b.last_key_offset = last.key_offset;
+  b.last_key_size = last.key_size;
+  b.last_value_size = last.value_size;
+  b.last_grandparents = last.grandparents;
+  b.last_boundaries = last.boundaries;
+  return b;
+}
+
 // Internal-key order (user key bytewise ascending, trailer descending).
 // REQUIRES: na, nb >= 8.
 ACCELKV_HD inline int CompareInternalKeys(const uint8_t* a, uint64_t na, const uint8_t* b,

@@ -49,6 +49,8 @@ struct StagingCounts {
   int fail_run = 0;        // when not 0: Run call number fail_run (from 1) returns Aborted
   int plan_waits = 0;      // WaitPlan calls
   int fail_plan_wait = 0;  // when not 0: WaitPlan call number fail_plan_wait returns Aborted
+  int replans = 0;         // PlanBlocksFrom calls
+  int fail_replan = 0;     // when not 0: PlanBlocksFrom call number fail_replan returns Aborted
   // StageRange calls whose offset or size is not a multiple of 4 KiB, and
   // BeginStaging calls on an arena not 4 KiB aligned (direct reads stage
   // whole aligned spans of a page-aligned arena).
@@ -125,6 +127,18 @@ class CountingDevice final : public gpu::KeySortDevice {
     }
     return inner_->WaitPlan(k, ready);
   }
+  // Called from the ranges' planner threads at once: counted under a mutex.
+  Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
+                        std::vector<gpu::BlockRun>* runs) override {
+    {
+      std::lock_guard<std::mutex> l(plan_mu_);
+      if (++staging_->replans == staging_->fail_replan) {
+        return Status::Aborted("gpu: plan: failure injected by the test at replan",
+                               std::to_string(staging_->replans));
+      }
+    }
+    return inner_->PlanBlocksFrom(begin, end, offset, runs);
+  }
   Status Run(const gpu::KeySortInput& in, gpu::KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
     if (++staging_->runs == staging_->fail_run) {
@@ -155,7 +169,9 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   void SetUp() override {
     options_.min_input_bytes = 0;
     options_.max_consecutive_failures = 3;
-    options_.encode_chunk_bytes = 1;  // every output table its own chunk
+    options_.encode_chunk_bytes = 1;      // every output table its own chunk
+    options_.block_replan_min_bytes = 0;  // the device cuts every table's blocks,
+    options_.block_replan_window = 64;    // a few blocks at a time
     std::string reason;
     gpu_ = NewExecutor(options_, &reason);
     if (gpu_ == nullptr) GTEST_SKIP() << reason;
@@ -897,32 +913,82 @@ TEST_P(GpuExecutorTest, FailedPlanWaitFailsTheJobWithNoFiles) {
   std::map<uint64_t, std::string> cpu_files;
   ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
   ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
-  int failed = 0;
-  for (int fail : {1, 3}) {
-    SCOPED_TRACE("failing wait " + std::to_string(fail));
-    staging_.plan_waits = 0;
-    staging_.fail_plan_wait = fail;
-    CompactionJobResult result;
-    std::map<uint64_t, std::string> files;
-    const Status s = Run(gpu_.get(), job, &result, &files);
-    staging_.fail_plan_wait = 0;
-    if (staging_.plan_waits < fail) {
-      EXPECT_TRUE(s.ok()) << s.ToString();  // fewer waits than that: nothing failed
-      continue;
+  // With the device's block plan a planner waits only where it goes entry
+  // by entry; without it for every entry it reads.
+  for (const char* block_plan : {"0", "1"}) {
+    SCOPED_TRACE(std::string("ACCELKV_GPU_BLOCK_PLAN=") + block_plan);
+    ::setenv("ACCELKV_GPU_BLOCK_PLAN", block_plan, 1);
+    int failed = 0;
+    for (int fail : {1, 3}) {
+      SCOPED_TRACE("failing wait " + std::to_string(fail));
+      staging_.plan_waits = 0;
+      staging_.fail_plan_wait = fail;
+      CompactionJobResult result;
+      std::map<uint64_t, std::string> files;
+      const Status s = Run(gpu_.get(), job, &result, &files);
+      staging_.fail_plan_wait = 0;
+      if (staging_.plan_waits < fail) {
+        EXPECT_TRUE(s.ok()) << s.ToString();  // fewer waits than that: nothing failed
+        continue;
+      }
+      ++failed;
+      EXPECT_TRUE(s.IsAborted()) << s.ToString();
+      EXPECT_NE(std::string::npos, s.ToString().find("injected by the test")) << s.ToString();
+      EXPECT_TRUE(result.outputs.empty());
+      EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+      EXPECT_FALSE(staging_.pending);
     }
-    ++failed;
-    EXPECT_TRUE(s.IsAborted()) << s.ToString();
-    EXPECT_NE(std::string::npos, s.ToString().find("injected by the test")) << s.ToString();
-    EXPECT_TRUE(result.outputs.empty());
-    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
-    EXPECT_FALSE(staging_.pending);
+    // Every job with a kept entry waits at least once without a block plan.
+    if (std::string(block_plan) == "0") {
+      EXPECT_LE(1, failed);
+    }
   }
-  EXPECT_LE(1, failed);  // every job with a kept entry waits at least once
+  ::unsetenv("ACCELKV_GPU_BLOCK_PLAN");
   CompactionJobResult gpu_result;
   std::map<uint64_t, std::string> gpu_files;
   ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
   EXPECT_TRUE(cpu_files == gpu_files);
   ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
+// A table starting inside a subcompaction range has its blocks cut again on
+// the device (PlanBlocksFrom); a failure there fails the job with nothing
+// written, and the next job is byte-identical to the CPU executor.
+TEST_P(GpuExecutorTest, FailedReplanFailsTheJobWithNoFiles) {
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.allow_long_values = false;
+  test::GpuJob job = NewJob(&rnd, shape);
+  Compaction::Params params = job.compaction->params();  // one range, tables of 32 KiB
+  params.subcompaction_boundaries.clear();
+  params.max_output_file_size = 32 << 10;
+  job.compaction = std::make_unique<Compaction>(params, &icmp_);
+  CompactionJobResult cpu_result;
+  std::map<uint64_t, std::string> cpu_files;
+  ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+  ASSERT_LE(3u, cpu_files.size());  // tables that start inside the range
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+  for (int fail : {1, 2}) {
+    SCOPED_TRACE("failing replan " + std::to_string(fail));
+    staging_.replans = 0;
+    staging_.fail_replan = fail;
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s = Run(gpu_.get(), job, &result, &files);
+    staging_.fail_replan = 0;
+    ASSERT_LE(fail, staging_.replans);  // every table after the first is replanned
+    EXPECT_TRUE(s.IsAborted()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("injected by the test")) << s.ToString();
+    EXPECT_TRUE(result.outputs.empty());
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  }
+  staging_.replans = 0;
+  CompactionJobResult gpu_result;
+  std::map<uint64_t, std::string> gpu_files;
+  ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+  EXPECT_LE(static_cast<int>(gpu_files.size()) - 1, staging_.replans);  // windows: more
+  EXPECT_TRUE(cpu_files == gpu_files);
 }
 
 TEST_P(GpuExecutorTest, RepeatedFailuresMarkUnhealthy) {
@@ -1020,18 +1086,27 @@ TEST_P(GpuExecutorTest, PlanPartsOverManyOrLongRangesByteIdenticalToCpu) {
       params.subcompaction_boundaries.push_back(key);
     }
     job.compaction = std::make_unique<Compaction>(params, &icmp_);
-    ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
-    staging_.plan_waits = 0;
-    CompactionJobResult gpu_result;
-    std::map<uint64_t, std::string> gpu_files;
-    const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
-    ::unsetenv("ACCELKV_GPU_ENCODE");
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_LE(ranges, staging_.plan_waits);  // at least one wait per range
-    CompactionJobResult cpu_result;
-    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
-    if (HasFatalFailure()) return;
-    EXPECT_LE(static_cast<size_t>(ranges), gpu_result.outputs.size());  // cut at every boundary
+    // Without the device's block plan every range reads its plan entries;
+    // with it they are not needed here (each range is one table).
+    for (const char* block_plan : {"0", "1"}) {
+      SCOPED_TRACE(std::string("ACCELKV_GPU_BLOCK_PLAN=") + block_plan);
+      ::setenv("ACCELKV_GPU_BLOCK_PLAN", block_plan, 1);
+      ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+      staging_.plan_waits = 0;
+      CompactionJobResult gpu_result;
+      std::map<uint64_t, std::string> gpu_files;
+      const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+      ::unsetenv("ACCELKV_GPU_ENCODE");
+      ::unsetenv("ACCELKV_GPU_BLOCK_PLAN");
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      if (std::string(block_plan) == "0") {
+        EXPECT_LE(ranges, staging_.plan_waits);  // at least one wait per range
+      }
+      CompactionJobResult cpu_result;
+      ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+      if (HasFatalFailure()) return;
+      EXPECT_LE(static_cast<size_t>(ranges), gpu_result.outputs.size());  // cut at every boundary
+    }
   }
 }
 
