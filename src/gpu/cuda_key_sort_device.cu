@@ -135,6 +135,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (e != nullptr) cudaEventDestroy(e);
     }
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
+    if (spin_event_ != nullptr) cudaEventDestroy(spin_event_);
     for (cudaEvent_t e : plan_events_) cudaEventDestroy(e);
     cudaFreeHost(mailbox_);
     cudaFree(crc_tables_);
@@ -1064,7 +1065,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   // nominal prefix sum there at offset: the nominal sizes' exclusive sum (CUB), the block
   // starts (StartsBlock), their indices (CUB exclusive sum), then a record
   // per block (MakeBlockRun, positions in d_plan), copied back into *dst
-  // before it returns: *runs, *n of them. Uses stream_ and run_count_.
+  // before it returns: *runs, *n of them. Uses stream_, run_count_ and
+  // spin_event_ (one caller at a time: Run, or PlanBlocksFrom under its lock).
   Status BlockRuns(uint64_t block_size, const PlanEntry* d_plan, uint64_t k,
                    const std::vector<uint64_t>& range, uint64_t offset, JobAllocations* mem,
                    PinnedBuffer* dst, const BlockRun** runs, uint64_t* n) {
@@ -1109,7 +1111,7 @@ class CudaKeySortDevice final : public KeySortDevice {
         "plan", cudaMemcpyAsync(host_count, d_ids + (k - 1), 4, cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host_count + 4, d_flags + (k - 1), 4,
                                              cudaMemcpyDeviceToHost, stream_));
-    ACCELKV_CUDA_TRY("plan", cudaStreamSynchronize(stream_));
+    ACCELKV_CUDA_TRY("plan", SpinWait());
     uint32_t last_id = 0;
     uint32_t last_flag = 0;
     std::memcpy(&last_id, host_count, 4);
@@ -1124,10 +1126,23 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (!s.ok()) return s;
     ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host_runs, d_runs, count * sizeof(BlockRun),
                                              cudaMemcpyDeviceToHost, stream_));
-    ACCELKV_CUDA_TRY("plan", cudaStreamSynchronize(stream_));
+    ACCELKV_CUDA_TRY("plan", SpinWait());
     *runs = reinterpret_cast<const BlockRun*>(host_runs);
     *n = count;
     return Status::OK();
+  }
+
+  // Waits for stream_ by spinning on spin_event_ (made without
+  // cudaEventBlockingSync): BlockRuns' waits are short (a few kernels, a
+  // small copy), and a planner thread that sleeps in them waits for a core
+  // again on a loaded machine (docs/GPU.md, "Block plan").
+  cudaError_t SpinWait() {
+    if (spin_event_ == nullptr) {
+      const cudaError_t e = cudaEventCreateWithFlags(&spin_event_, cudaEventDisableTiming);
+      if (e != cudaSuccess) return e;
+    }
+    const cudaError_t e = cudaEventRecord(spin_event_, stream_);
+    return e == cudaSuccess ? cudaEventSynchronize(spin_event_) : e;
   }
 
   // Frees a block plan's device plan entries (plan_device_), after the
@@ -1252,6 +1267,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   std::mutex replan_mu_;               // PlanBlocksFrom's calls, one at a time
   PinnedBuffer replan_runs_;           // PlanBlocksFrom's records
   PinnedBuffer run_count_;             // BlockRuns' count of them
+  cudaEvent_t spin_event_ = nullptr;   // SpinWait's
   std::vector<cudaEvent_t> plan_events_;
   uint64_t plan_count_ = 0;    // the last Run's plan entries (0: none to wait for)
   bool plan_pending_ = false;  // plan parts may still be copied (DrainCopiesBack)
