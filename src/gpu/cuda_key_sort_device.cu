@@ -1023,6 +1023,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
+  void ReleasePlan() override { FreePlanDevice(); }
+
   // The data blocks of each subcompaction range as one table (docs/GPU.md,
   // "Block plan") into out->runs (plan_runs_).
   Status BlockPlan(uint64_t block_size, const PlanEntry* d_plan, uint64_t k,

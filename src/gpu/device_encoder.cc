@@ -352,6 +352,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     rp.tables = std::move(planner.tables());
     rp.end_micros = MicrosSince(t);
   });
+  device->ReleasePlan();  // every range is planned
   // The range that ended last: when it ended, and how long it waited for
   // its plan entries (docs/GPU.md, "plan_last_end", "plan_last_wait").
   const RangePlan* last = nullptr;

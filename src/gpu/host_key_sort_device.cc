@@ -185,6 +185,8 @@ class HostKeySortDevice final : public KeySortDevice {
     return s;
   }
 
+  void ReleasePlan() override {}  // the entries stay for EncodeBlocks' checks
+
   Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
                         std::vector<BlockRun>* runs) override {
     if (plan_block_size_ == 0 || begin >= end || end > plan_.size()) {

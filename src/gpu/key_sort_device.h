@@ -472,6 +472,11 @@ class KeySortDevice {
   // records; Aborted("gpu: plan: ...") on a device failure.
   virtual Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
                                 std::vector<BlockRun>* runs) = 0;
+
+  // The caller reads no more plan entries (WaitPlan) and asks for no more
+  // blocks (PlanBlocksFrom) of the last Run: the CUDA device frees its plan
+  // entries before the encode allocates (docs/GPU.md, "Block plan").
+  virtual void ReleasePlan() = 0;
 };
 
 // The CPU reference. budget: the MemoryBudget() it reports.

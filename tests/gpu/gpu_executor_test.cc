@@ -139,6 +139,7 @@ class CountingDevice final : public gpu::KeySortDevice {
     }
     return inner_->PlanBlocksFrom(begin, end, offset, runs);
   }
+  void ReleasePlan() override { inner_->ReleasePlan(); }
   Status Run(const gpu::KeySortInput& in, gpu::KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
     if (++staging_->runs == staging_->fail_run) {
