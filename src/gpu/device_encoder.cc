@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -13,6 +12,7 @@
 
 #include "gpu/gpu_util.h"
 #include "gpu/output_planner.h"
+#include "gpu/range_planner.h"
 #include "table/format.h"
 #include "table/properties_block.h"
 #include "version/file_meta.h"
@@ -176,9 +176,6 @@ class TableWrites final : public PendingWrites {
 
 }  // namespace
 
-// How many block records ahead the block plan asks for a block's last key.
-constexpr ptrdiff_t kRunPrefetch = 4;
-
 Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, KeySortDevice* device,
                              const EncodeOptions& options, EncodeJob* scratch,
@@ -207,8 +204,9 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   // (compaction.h, step 4), as the CPU executor's subcompactions rely on.
   // Then the ranges' blocks and tables are laid out one after another.
   // The ranges' starts come from the device (boundary_starts), since the
-  // plan entries are still on their way back: each range's thread waits
-  // only for the entries it reaches (WaitPlan).
+  // plan entries are still on their way back: each range's thread
+  // (RangePlanner) plans from the device's block records, and waits only
+  // for the plan entries it reaches entry by entry (WaitPlan).
   const uint64_t n = sorted.kept.size();
   if (sorted.boundary_starts.size() != spec.compaction->subcompaction_boundaries().size()) {
     return Status::InvalidArgument("gpu: encode: the device gave no subcompaction range starts");
@@ -232,121 +230,11 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   *plan_cpu->helpers() += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
     OutputPlanner planner(spec, input, sorted, &rp.blocks, &rp.filters);
-    Status st;
-    const uint64_t end = starts[r + 1];
-    uint64_t ready = starts[r];  // the plan entries [starts[r], ready) are on the host
-    // The device's blocks (BlockRun) of the open table: the range's records
-    // while its first table is open; for a table that starts inside the
-    // range, records the device cuts from its first entry (PlanBlocksFrom)
-    // where tables may be large (replan_min_bytes), else none. A block's
-    // first entry goes by Add, the rest at once (AddBlockRun) unless
-    // AddRun's tests stop inside it; without records, entry by entry.
-    const BlockRun* run = nullptr;
-    const BlockRun* runs_end = nullptr;
-    if (sorted.runs != nullptr) {
-      runs_end = sorted.runs + sorted.num_runs;
-      run = std::lower_bound(sorted.runs, runs_end, starts[r],
-                             [](const BlockRun& b, uint64_t k) { return b.first < k; });
-    }
-    const bool replan =
-        run != nullptr && spec.compaction->max_output_file_size() >= options.replan_min_bytes;
-    std::vector<BlockRun> replanned;
-    bool window_cut = false;  // the records end before the range does
-    size_t tables = 0;
-    uint64_t table_start = starts[r];
-    uint64_t last_table_entries = 0;  // the range's previous table's
-    uint64_t block_end = starts[r];   // the last record's block end
-    // The open table's blocks from begin (a block start, the table's
-    // nominal prefix there offset) over a window of about two tables'
-    // entries, at least options.replan_window: a replan over the whole rest
-    // of a range cost 4.5 ms a table in a database (docs/GPU.md, "Block
-    // plan"). A window's last block may be cut short by its end, so it is
-    // left for the next window.
-    const auto replan_from = [&](uint64_t begin, uint64_t offset) -> Status {
-      const auto w = std::chrono::steady_clock::now();
-      uint64_t window = std::max<uint64_t>({options.replan_window, 2 * last_table_entries, 1});
-      Status s;
-      for (;;) {
-        const uint64_t wend = end - begin <= window ? end : begin + window;
-        s = device->PlanBlocksFrom(begin, wend, offset, &replanned);
-        if (!s.ok()) break;
-        window_cut = wend < end;
-        const size_t n = replanned.size() - (window_cut ? 1 : 0);
-        if (n > 0 || !window_cut) {
-          run = replanned.data();
-          runs_end = run + n;
-          break;
-        }
-        window *= 2;  // one block longer than the window
-      }
-      rp.replan_micros += MicrosSince(w);
-      return s;
-    };
-    for (uint64_t k = starts[r]; k < end;) {
-      const BlockRun* b = nullptr;
-      if (run != nullptr && k >= block_end) {
-        if (run == runs_end && window_cut) {
-          st = replan_from(k, planner.table_prefix());  // the open table's next window
-          if (__builtin_expect(!st.ok(), 0)) break;
-        }
-        if (run == runs_end || run->first != k) {
-          st = Status::Corruption("gpu: plan: no device block record at", std::to_string(k));
-          break;
-        }
-        b = run++;
-        // Add reads the previous block's last key (its index entry) and
-        // AddBlockRun takes this one's; a later block's is asked for now,
-        // since the key arena is in input order (a miss per block).
-        if (runs_end - run > kRunPrefetch) {
-          __builtin_prefetch(input.keys.key_arena + run[kRunPrefetch].last_key_offset);
-        }
-        st = planner.Add(k, b->head);
-      } else {
-        if (k >= ready) {
-          const auto w = std::chrono::steady_clock::now();
-          st = device->WaitPlan(k, &ready);
-          rp.wait_micros += MicrosSince(w);
-          if (__builtin_expect(!st.ok(), 0)) break;
-        }
-        st = planner.Add(k);
-      }
-      if (__builtin_expect(!st.ok(), 0)) break;
-      const uint64_t added = k++;
-      if (planner.num_tables() != tables) {  // a table started at `added`
-        tables = planner.num_tables();
-        if (tables > 1) {  // the records were the previous table's
-          last_table_entries = added - table_start;
-          b = nullptr;
-          run = nullptr;
-          block_end = added;
-          window_cut = false;
-          if (replan) {
-            st = replan_from(added, 0);
-            if (__builtin_expect(!st.ok(), 0)) break;
-            if (run == runs_end || run->first != added) {
-              st =
-                  Status::Corruption("gpu: plan: no device block record at", std::to_string(added));
-              break;
-            }
-            b = run++;
-          }
-        }
-        table_start = added;
-      }
-      if (b != nullptr) {
-        bool taken = false;
-        st = planner.AddBlockRun(*b, &taken);
-        if (__builtin_expect(!st.ok(), 0)) break;
-        if (taken) k = b->end;
-        block_end = b->end;
-        continue;
-      }
-      // A run never reads an entry past `ready` (nor, inside a device
-      // block, past it); one cut there goes on entry by entry (Add), which
-      // is the same plan.
-      const uint64_t limit = k < block_end ? std::min(ready, block_end) : ready;
-      k += planner.AddRun(k, std::min(end, limit));
-    }
+    RangePlanner range(spec, input, sorted, device, options.replan_min_bytes, options.replan_window,
+                       starts[r], starts[r + 1], &planner);
+    const Status st = range.Plan();
+    rp.wait_micros = range.wait_micros();
+    rp.replan_micros = range.replan_micros();
     rp.status = st.ok() ? planner.Finish() : st;
     rp.out_size = planner.out_size();
     rp.tables = std::move(planner.tables());

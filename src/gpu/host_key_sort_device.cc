@@ -137,6 +137,7 @@ class HostKeySortDevice final : public KeySortDevice {
   // tests check that the output stays byte for byte the same).
   Status WaitPlan(uint64_t k, uint64_t* ready) override {
     if (k >= plan_.size()) return Status::InvalidArgument("gpu: plan: position past the plan");
+    if (plan_released_) return Status::Aborted("gpu: plan: the plan entries were released");
     *ready = std::min<uint64_t>(plan_.size(), (k / kPlanStretch + 1) * kPlanStretch);
     return Status::OK();
   }
@@ -145,6 +146,7 @@ class HostKeySortDevice final : public KeySortDevice {
              std::map<std::string, uint64_t>* stage_micros) override {
     held_.Release();
     plan_.clear();
+    plan_released_ = false;
     runs_.clear();
     plan_block_size_ = 0;
     out->plan = nullptr;
@@ -185,13 +187,15 @@ class HostKeySortDevice final : public KeySortDevice {
     return s;
   }
 
-  void ReleasePlan() override {}  // the entries stay for EncodeBlocks' checks
+  // As the CUDA device, which frees its plan entries: later reads fail.
+  void ReleasePlan() override { plan_released_ = true; }
 
   Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
                         std::vector<BlockRun>* runs) override {
     if (plan_block_size_ == 0 || begin >= end || end > plan_.size()) {
       return Status::InvalidArgument("gpu: plan: no block plan of that range");
     }
+    if (plan_released_) return Status::Aborted("gpu: plan: the plan entries were released");
     runs->clear();
     AppendBlockRuns(begin, end, offset, runs);
     return Status::OK();
@@ -332,6 +336,7 @@ class HostKeySortDevice final : public KeySortDevice {
   std::vector<PlanEntry> plan_;
   std::vector<BlockRun> runs_;
   uint64_t plan_block_size_ = 0;  // the last Run's block plan (0: none)
+  bool plan_released_ = false;    // ReleasePlan since the last Run
   HostVector<uint32_t> kept_;
   HostVector<uint64_t> key_offset_;
   HostVector<uint32_t> key_size_;

@@ -84,11 +84,11 @@ class OutputPlanner {
   // After Add(b.first, b.head): adds the rest of the device's block b
   // (plan_common.h, BlockRun) at once, as AddRun would over its entries,
   // and sets *taken; or adds nothing (*taken false) where AddRun's tests
-  // would stop inside it, and the caller goes on entry by entry. Valid only
-  // while the range's first table is open (num_tables() == 1 with the range
-  // starting it), where the device's boundaries are the table's. Corruption
-  // when the record disagrees with the plan (the block did not start at
-  // b.first, or runs past the boundary rule).
+  // would stop inside it, and the caller goes on entry by entry. b must be
+  // cut for the open table (from its first entry, or from a block start
+  // with its nominal prefix there: RangePlanner). Corruption when the
+  // record disagrees with the plan (the block did not start at b.first, or
+  // runs past the boundary rule).
   Status AddBlockRun(const BlockRun& b, bool* taken);
 
   // The tables started so far.
