@@ -1044,8 +1044,9 @@ class CudaKeySortDevice final : public KeySortDevice {
       return Status::InvalidArgument("gpu: plan: no block plan of that range");
     }
     std::lock_guard<std::mutex> l(replan_mu_);  // one at a time on stream_ (the job thread waits)
-    if (plan_device_ == nullptr)
+    if (plan_device_ == nullptr) {
       return Status::Aborted("gpu: plan: the plan entries were released");
+    }
     const BlockRun* host = nullptr;
     uint64_t n = 0;
     {
