@@ -889,9 +889,16 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (e == cudaSuccess) {
       const uint64_t* starts = reinterpret_cast<const uint64_t*>(host_starts);
       out->boundary_starts.assign(starts, starts + nb);
+      // The ranges, for the block plan's cuts and the copies' parts (the
+      // encoder refuses disorder).
+      (void)SubcompactionRangeStarts(out->boundary_starts, k, &plan_ranges_);
       if (lazy) {
+        // The data blocks of each range as one table ("Block plan").
         plan_block_size_ = in.plan_block_size;
-        s = BlockPlan(in.plan_block_size, d_plan, k, out->boundary_starts, mem, out);
+        uint64_t n = 0;
+        s = BlockRuns(plan_block_size_, d_plan, k, plan_ranges_, 0, mem, &plan_runs_, &out->runs,
+                      &n);
+        out->num_runs = s.ok() ? n : 0;
         if (!s.ok()) {
           cudaFreeAsync(d_plan, stream_);
           out->boundary_starts.clear();
@@ -900,7 +907,7 @@ class CudaKeySortDevice final : public KeySortDevice {
           return s;
         }
       }
-      e = QueuePlanCopies(host, d_plan, k, out->boundary_starts, lazy);
+      e = QueuePlanCopies(host, d_plan, k, lazy);
     }
     if (e == cudaSuccess) {
       if (lazy) {
@@ -926,20 +933,17 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   // Queues the copies of d_plan[0, k) into host on copy_stream_, in parts,
   // each followed by an event. The parts cut each subcompaction range
-  // (from starts) into up to kPlanSlices slices, and go slice by slice
+  // (plan_ranges_) into up to kPlanSlices slices, and go slice by slice
   // across the ranges (every range's first slice, then every second...),
   // so each range's planner thread can start after a small part of the
   // copy; with more than kPlanParts ranges, kPlanParts equal parts in
   // order. Sets plan_parts_ (by begin) and plan_pending_. lazy (a block
   // plan): the parts are only listed; WaitPlan queues them.
-  cudaError_t QueuePlanCopies(uint8_t* host, const PlanEntry* d_plan, uint64_t k,
-                              const std::vector<uint64_t>& starts, bool lazy) {
+  cudaError_t QueuePlanCopies(uint8_t* host, const PlanEntry* d_plan, uint64_t k, bool lazy) {
     plan_parts_.clear();
     plan_host_ = host;
-    plan_ranges_.clear();
     if (k == 0) return cudaSuccess;
-    std::vector<uint64_t>& range = plan_ranges_;
-    (void)SubcompactionRangeStarts(starts, k, &range);  // the encoder refuses disorder
+    const std::vector<uint64_t>& range = plan_ranges_;
     const uint64_t ranges = range.size() - 1;
     // How many parts n entries make (1 to max).
     const auto parts_of = [](uint64_t n, uint64_t max) {
@@ -1024,19 +1028,6 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   void ReleasePlan() override { FreePlanDevice(); }
-
-  // The data blocks of each subcompaction range as one table (docs/GPU.md,
-  // "Block plan") into out->runs (plan_runs_).
-  Status BlockPlan(uint64_t block_size, const PlanEntry* d_plan, uint64_t k,
-                   const std::vector<uint64_t>& boundary_starts, JobAllocations* mem,
-                   KeySortOutput* out) {
-    std::vector<uint64_t> range;
-    (void)SubcompactionRangeStarts(boundary_starts, k, &range);  // the encoder refuses disorder
-    uint64_t n = 0;
-    Status s = BlockRuns(block_size, d_plan, k, range, 0, mem, &plan_runs_, &out->runs, &n);
-    out->num_runs = s.ok() ? n : 0;
-    return s;
-  }
 
   Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
                         std::vector<BlockRun>* runs) override {

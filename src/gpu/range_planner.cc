@@ -75,10 +75,8 @@ Status RangePlanner::AddEntry(uint64_t k, const BlockRun** b) {
       Status s = ReplanFrom(k, planner_->table_prefix());  // the open table's next window
       if (!s.ok()) return s;
     }
-    *b = NextRecord(k);
-    if (*b == nullptr) {
-      return Status::Corruption("gpu: plan: no device block record at", std::to_string(k));
-    }
+    Status s = TakeRecord(k, b);
+    if (!s.ok()) return s;
     // Add reads the previous block's last key (its index entry) and
     // AddBlockRun takes this one's; a later block's is asked for now, since
     // the key arena is in input order (a miss per block).
@@ -106,10 +104,8 @@ Status RangePlanner::TableStarted(uint64_t added, const BlockRun** b) {
     if (replan_) {
       Status s = ReplanFrom(added, 0);
       if (!s.ok()) return s;
-      *b = NextRecord(added);
-      if (*b == nullptr) {
-        return Status::Corruption("gpu: plan: no device block record at", std::to_string(added));
-      }
+      s = TakeRecord(added, b);
+      if (!s.ok()) return s;
     }
   }
   table_start_ = added;
@@ -137,9 +133,12 @@ Status RangePlanner::ReplanFrom(uint64_t begin, uint64_t offset) {
   return s;
 }
 
-const BlockRun* RangePlanner::NextRecord(uint64_t k) {
-  if (run_ == runs_end_ || run_->first != k) return nullptr;
-  return run_++;
+Status RangePlanner::TakeRecord(uint64_t k, const BlockRun** b) {
+  if (run_ == runs_end_ || run_->first != k) {
+    return Status::Corruption("gpu: plan: no device block record at", std::to_string(k));
+  }
+  *b = run_++;
+  return Status::OK();
 }
 
 }  // namespace gpu

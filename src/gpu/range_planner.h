@@ -52,7 +52,8 @@ class RangePlanner {
   // block may be cut short by its end, so it is left for the next window.
   Status ReplanFrom(uint64_t begin, uint64_t offset);
 
-  const BlockRun* NextRecord(uint64_t k);
+  // The next record, which must start at k (else Corruption).
+  Status TakeRecord(uint64_t k, const BlockRun** b);
 
   const JobInput& input_;
   KeySortDevice* const device_;
