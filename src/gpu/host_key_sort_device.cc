@@ -202,7 +202,7 @@ class HostKeySortDevice final : public KeySortDevice {
   }
 
  private:
-  // The device's data blocks (BlockPlan's work on the CUDA device): each
+  // The device's data blocks (BlockRuns' work on the CUDA device): each
   // subcompaction range (from boundary_starts) cut as one table.
   void PlanBlocks(const std::vector<uint64_t>& boundary_starts) {
     std::vector<uint64_t> range;
