@@ -35,14 +35,15 @@
 // each part's bytes copied out on a second stream while the next part's
 // kernel runs, then the chunk's tables' bloom filters (FilterInitKernel
 // zeroes, FilterBitsKernel sets each key's probe bits with atomicOr,
-// FilterCrcKernel) and their bytes out; the inputs stay until
+// FilterCrcKernel), the tables' tails (TableTailsKernel: index and
+// properties blocks, footers) and their bytes out; the inputs stay until
 // ReleaseEncodeInput. Device
 // memory comes from the stream-ordered default pool with its release
 // threshold raised, so it is reused across jobs; the pinned host buffers
 // grow and are reused. Every CUDA error becomes Aborted("gpu: <stage>: ...").
 //
 // The kernels: decode_kernels.cuh (verify, decode), sort_kernels.cuh (sort
-// items, radix keys, dedup), encode_kernels.cuh (plan, encode, filters),
+// items, radix keys, dedup), encode_kernels.cuh (plan, encode, filters, tails),
 // what they share in kernel_common.cuh; all compiled here, in one
 // translation unit. Host helpers: cuda_support.h (errors, a job's
 // allocations, events), pinned_buffer.h (pinned host memory).
@@ -565,11 +566,40 @@ class CudaKeySortDevice final : public KeySortDevice {
         FilterCrcKernel<<<WarpGrid(nf, max_blocks_), kThreads, 0, stream_>>>(crc_tables_, d_filters,
                                                                              nf, dev_.out);
         ACCELKV_CUDA_TRY("encode", cudaGetLastError());
-        std::vector<std::pair<uint64_t, uint64_t>> spans;
+      }
+      // The chunk's tables' tails (properties, index, footer: a thread
+      // block per table), then each table's filter and tail back together.
+      uint64_t first_table = 0;
+      uint64_t end_table = 0;
+      TablesOfBlocks(job, first_block, end_block, &first_table, &end_table);
+      const uint64_t nt = end_table - first_table;
+      std::vector<std::pair<uint64_t, uint64_t>> spans;  // filters and tails
+      if (nt > 0) {
+        EncodeTable* d_tables = nullptr;
+        uint8_t* d_comparator = nullptr;
+        ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_tables, nt));
+        ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_comparator, job.comparator.size()));
+        ACCELKV_CUDA_TRY(
+            "encode", cudaMemcpyAsync(d_tables, job.tables.data() + first_table,
+                                      nt * sizeof(EncodeTable), cudaMemcpyHostToDevice, stream_));
+        ACCELKV_CUDA_TRY("encode",
+                         cudaMemcpyAsync(d_comparator, job.comparator.data(), job.comparator.size(),
+                                         cudaMemcpyHostToDevice, stream_));
+        TableTailsKernel<<<static_cast<unsigned int>(nt), kThreads, 0, stream_>>>(
+            crc_tables_, src, d_blocks, first_block, d_tables, d_comparator, dev_.out);
+        ACCELKV_CUDA_TRY("encode", cudaGetLastError());
+        spans.reserve(nt);
+        for (uint64_t i = first_table; i < end_table; ++i) {
+          const EncodeTable& t = job.tables[i];
+          spans.emplace_back(t.out_offset + t.data_bytes, TableFileSize(t) - t.data_bytes);
+        }
+      } else {  // blocks planned without tables (the device tests): their filters alone
         spans.reserve(nf);
         for (uint64_t i = first_filter; i < end_filter; ++i) {
           spans.emplace_back(job.filters[i].out_offset, EncodedFilterSize(job.filters[i]) + 5);
         }
+      }
+      if (!spans.empty()) {
         ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, kEncodeParts, out));
       }
       ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(copy_stream_));

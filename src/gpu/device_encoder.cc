@@ -14,7 +14,6 @@
 #include "gpu/output_planner.h"
 #include "gpu/range_planner.h"
 #include "table/format.h"
-#include "table/properties_block.h"
 #include "version/file_meta.h"
 
 namespace accelkv {
@@ -22,41 +21,11 @@ namespace gpu {
 
 namespace {
 
-// Appends block contents and its trailer to dst; returns its handle at *offset
-// and advances *offset.
-BlockHandle AppendBlock(const Slice& contents, uint64_t* offset, std::string* dst) {
-  BlockHandle handle;
-  handle.offset = *offset;
-  handle.size = contents.size();
-  dst->append(contents.data(), contents.size());
-  AppendBlockTrailer(contents, dst);
-  *offset += contents.size() + kBlockTrailerSize;
-  return handle;
-}
-
-// Properties and index blocks and the footer of a planned table (its
-// filter block, if any, was encoded after its data blocks).
-std::string TableTail(PlannedTable* t) {
-  std::string tail;
-  Footer footer;
-  uint64_t offset = t->encoded_bytes();
-  if (t->filter_bytes > 0) {
-    footer.filter_handle.offset = t->data_bytes;
-    footer.filter_handle.size = t->filter_bytes - kBlockTrailerSize;
-  }
-  std::string props;
-  EncodePropertiesBlock(t->props, &props);
-  footer.properties_handle = AppendBlock(props, &offset, &tail);
-  footer.index_handle = AppendBlock(t->index.Finish(), &offset, &tail);
-  footer.EncodeTo(&tail);
-  return tail;
-}
-
 // The files of one EncodeOutputsOnDevice call: numbers taken in table
-// order at construction; each released table's tail (filter, properties,
-// index, footer) built and its file written, fsynced and closed on writer
-// threads (OrderedWorkers) while the caller goes on; Finish joins them and
-// reports into the result. Deferred (PendingWrites), Finish comes later,
+// order at construction; each released table (its whole file encoded by
+// the device) written, fsynced and closed on writer threads
+// (OrderedWorkers) while the caller goes on; Finish joins them and reports
+// into the result. Deferred (PendingWrites), Finish comes later,
 // after other work overlapped the writes.
 class TableWrites final : public PendingWrites {
  public:
@@ -67,8 +36,7 @@ class TableWrites final : public PendingWrites {
         out_(out),
         result_(result),
         numbers_(tables_.size()),
-        written_(tables_.size()),
-        helpers_(helpers) {
+        written_(tables_.size()) {
     for (uint64_t& n : numbers_) n = spec.new_file_number();
     workers_ = std::make_unique<OrderedWorkers>(helpers, [this](size_t i) { Write(i); });
   }
@@ -94,9 +62,7 @@ class TableWrites final : public PendingWrites {
   // writes that ran while other work went on (the device encoding later
   // chunks; deferred, the next chunk of a job) are "write_overlapped" (wall,
   // from the first release to the start of Finish: not on the job's
-  // critical path); the wall time Finish waits is split into "encode" (the
-  // threads' tail building after its start, summed, over their number) and
-  // "write".
+  // critical path); the wall time Finish waits is "write".
   Status Finish() override {
     finished_ = true;
     const auto wait_start = std::max(std::chrono::steady_clock::now(), encoded_);
@@ -104,17 +70,7 @@ class TableWrites final : public PendingWrites {
       CpuStageScope cpu(result_, "write");  // the caller writes beside the helpers
       *cpu.helpers() += workers_->Close();
     }
-    const uint64_t tail_wall = MicrosSince(wait_start);
-    std::chrono::steady_clock::duration tails{0};
-    for (size_t i = 0; i < released_; ++i) {
-      const Written& w = written_[i];
-      if (w.tail_end > wait_start) tails += w.tail_end - std::max(w.tail_start, wait_start);
-    }
-    const uint64_t tail_micros =
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(tails).count());
-    const uint64_t encode_wall = std::min(tail_wall, tail_micros / (helpers_ + 1));
-    result_->stage_micros["encode"] += encode_wall;
-    result_->stage_micros["write"] += tail_wall - encode_wall;
+    result_->stage_micros["write"] += MicrosSince(wait_start);
     if (released_ > 0) {
       result_->stage_micros["write_overlapped"] += static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(wait_start - first_release_)
@@ -139,21 +95,15 @@ class TableWrites final : public PendingWrites {
     Status status;
     bool created = false;
     FileMetaData meta;
-    std::chrono::steady_clock::time_point tail_start;  // its tail's build
-    std::chrono::steady_clock::time_point tail_end;
   };
 
   void Write(size_t i) {
-    PlannedTable* table = tables_[i].get();
+    const PlannedTable& table = *tables_[i];
     Written& w = written_[i];
-    w.tail_start = std::chrono::steady_clock::now();
-    const std::string tail = TableTail(table);
-    w.tail_end = std::chrono::steady_clock::now();
-    w.meta = OutputFileMeta(numbers_[i], table->encoded_bytes() + tail.size(), table->props);
+    w.meta = OutputFileMeta(numbers_[i], table.file_size, table.props);
     w.status = WriteOutputTable(
         spec_, numbers_[i],
-        {Slice(reinterpret_cast<const char*>(out_) + table->out_offset, table->encoded_bytes()),
-         Slice(tail)},
+        {Slice(reinterpret_cast<const char*>(out_) + table.out_offset, table.file_size)},
         &w.created);
     if (!w.status.ok()) write_failed_.store(true);
   }
@@ -164,7 +114,6 @@ class TableWrites final : public PendingWrites {
   CompactionJobResult* const result_;
   std::vector<uint64_t> numbers_;
   std::vector<Written> written_;
-  const size_t helpers_;
   std::unique_ptr<OrderedWorkers> workers_;
   std::atomic<bool> write_failed_{false};
   size_t released_ = 0;  // tables handed to the writers
@@ -197,6 +146,8 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   job.key_arena_size = input.keys.key_arena_size;
   job.blocks.clear();
   job.filters.clear();
+  job.tables.clear();
+  job.comparator = OutputComparatorName(spec);
   job.out_size = 0;
   // The subcompaction ranges (where PlanEntry::boundaries steps up) are
   // planned on separate threads: OutputSplitter cuts at each range's first
@@ -219,6 +170,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   struct RangePlan {
     std::vector<EncodeBlock> blocks;
     std::vector<EncodeFilter> filters;
+    std::vector<EncodeTable> tails;
     std::vector<std::unique_ptr<PlannedTable>> tables;
     uint64_t out_size = 0;
     Status status;
@@ -229,7 +181,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   std::vector<RangePlan> plans(ranges);
   *plan_cpu->helpers() += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
-    OutputPlanner planner(spec, input, sorted, &rp.blocks, &rp.filters);
+    OutputPlanner planner(spec, input, sorted, &rp.blocks, &rp.filters, &rp.tails);
     RangePlanner range(spec, input, sorted, device, options.replan_min_bytes, options.replan_window,
                        starts[r], starts[r + 1], &planner);
     const Status st = range.Plan();
@@ -252,6 +204,11 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     if (!rp.status.ok()) return rp.status;
     for (EncodeBlock& b : rp.blocks) b.out_offset += job.out_size;
     for (EncodeFilter& f : rp.filters) f.out_offset += job.out_size;
+    for (EncodeTable& tail : rp.tails) {
+      tail.out_offset += job.out_size;
+      tail.first_block += job.blocks.size();
+      tail.end_block += job.blocks.size();
+    }
     for (auto& t : rp.tables) {
       t->out_offset += job.out_size;
       t->first_block += job.blocks.size();
@@ -260,6 +217,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
     }
     job.blocks.insert(job.blocks.end(), rp.blocks.begin(), rp.blocks.end());
     job.filters.insert(job.filters.end(), rp.filters.begin(), rp.filters.end());
+    job.tables.insert(job.tables.end(), rp.tails.begin(), rp.tails.end());
     job.out_size += rp.out_size;
   }
   result->stage_micros["plan"] += MicrosSince(t);
@@ -285,7 +243,7 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   std::vector<size_t> chunk_end;  // table index after each chunk
   uint64_t chunk_data = 0;
   for (size_t i = 0; i < nt; ++i) {
-    chunk_data += tables[i]->encoded_bytes();
+    chunk_data += tables[i]->file_size;
     if (chunk_data >= std::max<uint64_t>(options.chunk_bytes, 1) || i + 1 == nt) {
       chunk_end.push_back(i + 1);
       chunk_data = 0;
@@ -293,10 +251,10 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   }
   if (chunk_end.empty()) chunk_end.push_back(0);
 
-  // Each chunk is encoded on the device, then its tables' tails (filter,
-  // properties, index, footer) are built and their files written, fsynced
-  // and closed on the writer threads while the device encodes the next
-  // chunk. File numbers are taken in table order first; a created file is
+  // Each chunk's tables are encoded whole on the device (data blocks,
+  // filter, properties, index, footer), then their files are written,
+  // fsynced and closed on the writer threads while the device encodes the
+  // next chunk. File numbers are taken in table order first; a created file is
   // listed in result->outputs (in table order) even when a later step
   // fails, also a failed encode of a later chunk (the caller removes them);
   // the first failure in table order among the written tables is returned,

@@ -12,13 +12,12 @@
 //                     key count (its filter block's size);
 //   gpu_encode        the device fills the data blocks and their trailers
 //                     from the key arena (keys) and the file arena (values),
-//                     and each table's filter block (EncodeFilter), in
-//                     chunks of whole tables (>= chunk_bytes of data blocks
-//                     each, in table order);
-//   encode (CPU)      properties and index blocks and the footer of each
-//                     table (small: one index entry per data block);
+//                     each table's filter block (EncodeFilter) and its tail:
+//                     properties and index blocks, footer (EncodeTable,
+//                     tail_common.h), in chunks of whole tables
+//                     (>= chunk_bytes of table bytes each, in table order);
 //   write (CPU)       each file written from the encoded buffer, fsynced.
-// encode + write of a chunk's tables run on writer threads while the device
+// The writes of a chunk's tables run on writer threads while the device
 // encodes the next chunk.
 // The files are byte-identical to TableBuilder's (the randomized executor
 // tests compare them with the CPU executor's).

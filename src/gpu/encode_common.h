@@ -46,6 +46,9 @@ struct EncodeBlock {
   uint32_t offset_width;  // W: 2 or 4 bytes per end offset
   uint32_t key_bytes;     // KS: the key-suffix section
   uint32_t value_bytes;   // V: the value section
+  // The full bytes of its table's index keys (each data block's last key)
+  // up to and including this block's (tail_common.h, WriteIndexEntry).
+  uint32_t index_key_end;
 };
 
 // One output table's filter block (docs/FORMAT.md, "Filter block"):

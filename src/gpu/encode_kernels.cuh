@@ -1,8 +1,8 @@
 // The output side's kernels (docs/GPU.md, "Pipeline as built"): the plan inputs and
 // the subcompaction ranges' starts, the data blocks' encode (a warp per
 // block, a thread block per large one, several per huge one) with their
-// CRC32C, and the bloom filters. Included by cuda_key_sort_device.cu alone
-// (see kernel_common.cuh).
+// CRC32C, the bloom filters and the table tails. Included by
+// cuda_key_sort_device.cu alone (see kernel_common.cuh).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "gpu/encode_common.h"
 #include "gpu/kernel_common.cuh"
 #include "gpu/plan_common.h"
+#include "gpu/tail_common.h"
 
 namespace accelkv {
 namespace gpu {
@@ -226,6 +227,39 @@ __global__ void FilterCrcKernel(const Crc32cTables* g_tables, const EncodeFilter
   ForEachItemPerWarp(g_tables, &tables, nf, [&](uint64_t w, uint32_t lane) {
     WarpWriteBlockCrc(tables, out, filters[w].out_offset, EncodedFilterSize(filters[w]), lane);
   });
+}
+
+// A thread block per table (tail_common.h): its threads write the index
+// entries (grid-stride over its data blocks; blocks: the call's first
+// block, block_base its index in the job), thread 0 the index block's
+// footer, the properties block and the table's footer; then the two
+// blocks' masked CRC32C by the whole thread block (ThreadBlockCrc32c).
+__global__ void TableTailsKernel(const Crc32cTables* g_tables, EncodeSources src,
+                                 const EncodeBlock* blocks, uint64_t block_base,
+                                 const EncodeTable* tails, const uint8_t* comparator,
+                                 uint8_t* out) {
+  __shared__ Crc32cTables tables;
+  __shared__ uint32_t warp_crc[kThreads / 32];
+  LoadCrc32cTables(&tables, g_tables, threadIdx.x, blockDim.x);
+  const EncodeTable t = tails[blockIdx.x];
+  const EncodeBlock* table_blocks = blocks + (t.first_block - block_base);
+  const EncodeBlock index = IndexLayout(t);
+  for (uint64_t e = threadIdx.x; e < index.n; e += blockDim.x) {
+    WriteIndexEntry(src, table_blocks, t, e, out);
+  }
+  if (threadIdx.x == 0) {
+    WriteBlockFooter(out, index);
+    WritePropertiesBlock(src, table_blocks, t, comparator, out);
+  }
+  __syncthreads();  // the tables and both blocks' bytes visible to every thread
+  if (threadIdx.x == 0) WriteTableFooter(tables.slice[0], t, out);
+  const uint64_t index_size = EncodedBlockSize(index);
+  uint32_t crc = ThreadBlockCrc32c(tables, out + index.out_offset, index_size + 1, warp_crc);
+  if (threadIdx.x == 0) StoreMaskedCrc(out + index.out_offset + index_size + 1, crc);
+  const uint64_t props = t.out_offset + PropertiesOffset(t);
+  const uint64_t props_size = EncodedBlockSize(PropertiesLayout(t));
+  crc = ThreadBlockCrc32c(tables, out + props, props_size + 1, warp_crc);
+  if (threadIdx.x == 0) StoreMaskedCrc(out + props + props_size + 1, crc);
 }
 
 }  // namespace

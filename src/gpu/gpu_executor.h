@@ -16,7 +16,8 @@
 //      place from the file arena, the subcompaction ranges on separate
 //      threads: output_assembler.h) or device-encode mode (GPU: plan inputs
 //      per kept entry; CPU: the plan over them, output_planner.h; GPU:
-//      data blocks; CPU: filter/properties/index/footer: device_encoder.h)
+//      whole tables: data blocks, filter, properties and index blocks,
+//      footer: device_encoder.h, tail_common.h)
 //   -> write (CPU: each output written, fsynced, closed; in device-encode
 //      mode chunk by chunk while the device encodes the next chunk).
 // Output files are byte-identical to the CPU executor's in both modes.

@@ -90,6 +90,24 @@ class HostKeySortDevice final : public KeySortDevice {
       }
       WriteTrailerCrc(crc_table_, out, f.out_offset, EncodedFilterSize(f));
     }
+    // The tables' tails: index entries, properties, footer (the tails
+    // kernel's work, table by table).
+    uint64_t first_table = 0;
+    uint64_t end_table = 0;
+    TablesOfBlocks(job, first_block, end_block, &first_table, &end_table);
+    const auto* comparator = reinterpret_cast<const uint8_t*>(job.comparator.data());
+    for (uint64_t i = first_table; i < end_table; ++i) {
+      const EncodeTable& t = job.tables[i];
+      const EncodeBlock* blocks = job.blocks.data() + t.first_block;
+      const EncodeBlock index = IndexLayout(t);
+      for (uint64_t e = 0; e < index.n; ++e) WriteIndexEntry(src, blocks, t, e, out);
+      WriteBlockFooter(out, index);
+      WriteBlockCrc(crc_table_, out, index);
+      WritePropertiesBlock(src, blocks, t, comparator, out);
+      WriteTrailerCrc(crc_table_, out, t.out_offset + PropertiesOffset(t),
+                      EncodedBlockSize(PropertiesLayout(t)));
+      WriteTableFooter(crc_table_, t, out);
+    }
     (*stage_micros)["gpu_encode"] += MicrosSince(t);
     return Status::OK();
   }

@@ -38,6 +38,7 @@
 #include "gpu/host_vector.h"
 #include "gpu/key_sort_common.h"
 #include "gpu/plan_common.h"
+#include "gpu/tail_common.h"
 
 namespace accelkv {
 namespace gpu {
@@ -195,7 +196,11 @@ struct EncodeJob {
   // The tables' filter blocks (bloom bits on), in table order; a table's
   // filter follows its data blocks in the output.
   std::vector<EncodeFilter> filters;
-  uint64_t out_size = 0;  // bytes of every block and filter with its trailer
+  // The tables' tails (properties, index, footer: tail_common.h), in table
+  // order; each table's bytes, data blocks to footer, are contiguous.
+  std::vector<EncodeTable> tables;
+  std::string comparator;  // the comparator name the properties blocks store
+  uint64_t out_size = 0;   // bytes of every table (and the padding between tables)
 };
 
 // The filters of the tables whose data blocks are job.blocks[first_block,
@@ -214,12 +219,27 @@ inline void FiltersOfBlocks(const EncodeJob& job, uint64_t first_block, uint64_t
       std::lower_bound(job.filters.begin(), job.filters.end(), hi, below) - job.filters.begin());
 }
 
+// The tables whose data blocks start in job.blocks[first_block, end_block)
+// (a range of whole tables): [*first_table, *end_table).
+inline void TablesOfBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
+                           uint64_t* first_table, uint64_t* end_table) {
+  const auto below = [](const EncodeTable& t, uint64_t b) { return t.first_block < b; };
+  *first_table = static_cast<uint64_t>(
+      std::lower_bound(job.tables.begin(), job.tables.end(), first_block, below) -
+      job.tables.begin());
+  *end_table = static_cast<uint64_t>(
+      std::lower_bound(job.tables.begin(), job.tables.end(), end_block, below) -
+      job.tables.begin());
+}
+
 // OK when blocks [first_block, end_block) of job are a range of job.blocks
 // and each takes kept positions inside [0, kept) and lies inside
 // out[0, job.out_size) with its trailer, and so do their tables' filters
-// (FiltersOfBlocks; ordered, disjoint, with 1 to 12 probes); else
-// InvalidArgument (a planning
-// bug must not write outside the buffers). EncodeBlocks checks every call.
+// (FiltersOfBlocks; ordered, disjoint, with 1 to 12 probes) and tables
+// (TablesOfBlocks: ordered, disjoint, over whole blocks of the range, with
+// an index layout their blocks' index_key_end fit); else InvalidArgument
+// (a planning bug must not write outside the buffers). EncodeBlocks checks
+// every call.
 inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
                              uint64_t kept) {
   if (first_block > end_block || end_block > job.blocks.size()) {
@@ -243,6 +263,44 @@ inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_
         f.end > kept || (i > 0 && job.filters[i - 1].end > f.first) || end > job.out_size ||
         end < f.out_offset) {
       return Status::InvalidArgument("gpu: encode: a planned filter lies outside the job");
+    }
+  }
+  uint64_t first_table = 0;
+  uint64_t end_table = 0;
+  TablesOfBlocks(job, first_block, end_block, &first_table, &end_table);
+  for (uint64_t i = first_table; i < end_table; ++i) {
+    const EncodeTable& t = job.tables[i];
+    const uint64_t end = t.out_offset + TableFileSize(t);
+    const bool ordered =
+        i == 0 || (job.tables[i - 1].end_block <= t.first_block &&
+                   job.tables[i - 1].out_offset + TableFileSize(job.tables[i - 1]) <= t.out_offset);
+    // Its blocks: in the call's range, from its start, inside its data bytes.
+    bool blocks_inside = t.first_block < t.end_block && t.end_block <= end_block &&
+                         t.end_block - t.first_block <= 0xffffffffu;
+    if (blocks_inside) {
+      const EncodeBlock& b0 = job.blocks[t.first_block];
+      const EncodeBlock& bl = job.blocks[t.end_block - 1];
+      blocks_inside =
+          b0.out_offset == t.out_offset &&
+          bl.out_offset + EncodedBlockSize(bl) + 5 == t.out_offset + t.data_bytes &&
+          uint64_t{bl.index_key_end} ==
+              t.index_key_bytes + uint64_t{t.index_prefix} * (t.end_block - t.first_block);
+      // Index entry j's key ends at index_key_end - (j + 1) * P, at least
+      // one prefix further than entry j - 1's: every suffix in the section.
+      for (uint64_t b = t.first_block + 1; blocks_inside && b < t.end_block; ++b) {
+        blocks_inside = job.blocks[b].index_key_end >=
+                        uint64_t{job.blocks[b - 1].index_key_end} + t.index_prefix;
+      }
+      blocks_inside = blocks_inside && b0.index_key_end >= t.index_prefix;
+    }
+    const bool widths =
+        (t.index_offset_width == 2 || t.index_offset_width == 4) &&
+        (t.index_key_width == kVariableWidth ||
+         t.index_key_bytes == uint64_t{t.index_key_width} * (t.end_block - t.first_block)) &&
+        t.index_key_bytes <= 0xffffffffu;
+    if (!blocks_inside || !ordered || !widths || t.comparator_size != job.comparator.size() ||
+        end > job.out_size || end < t.out_offset) {
+      return Status::InvalidArgument("gpu: encode: a planned table lies outside the job");
     }
   }
   return Status::OK();
@@ -384,18 +442,19 @@ class KeySortDevice {
 
   // Fills the planned data blocks job.blocks[first_block, end_block) into
   // out (from HostOutput(job.out_size)), each at its out_offset: prefix,
-  // key suffixes, values, end offsets, footer, trailer; and their tables'
-  // filter blocks (FiltersOfBlocks: lines, footer, trailer); returns once
-  // they are there (out from the first block's offset to the last block's
-  // or filter's trailer, whichever ends later). The executor calls it once per chunk of tables, in
-  // table order, and writes a chunk's files while the next is encoded. Adds its time under
-  // "gpu_encode". Aborted("gpu: encode: ...") on any failure, InvalidArgument for a range or block
-  // outside the job (CheckEncodeJob). An injected kEncode failure strikes the call whose range ends
-  // at the job's last block (with several chunks: after earlier chunks' files were written).
-  // REQUIRES: the last Run returned OK with keep_for_encode over job's arenas, and neither
-  // ReleaseEncodeInput nor a failed EncodeBlocks came since (the CUDA device reuses the arenas'
-  // device copies, the entry arrays and the kept order; Aborted when they are not there). A failed
-  // call releases them as ReleaseEncodeInput does.
+  // key suffixes, values, end offsets, footer, trailer; their tables'
+  // filter blocks (FiltersOfBlocks: lines, footer, trailer) and their
+  // tables' tails (TablesOfBlocks: properties and index blocks with their
+  // trailers, footer; tail_common.h); returns once they are there (out from
+  // the first block's offset to the last table's footer). The executor calls it once per chunk of
+  // tables, in table order, and writes a chunk's files while the next is encoded. Adds its time
+  // under "gpu_encode". Aborted("gpu: encode: ...") on any failure, InvalidArgument for a range or
+  // block outside the job (CheckEncodeJob). An injected kEncode failure strikes the call whose
+  // range ends at the job's last block (with several chunks: after earlier chunks' files were
+  // written). REQUIRES: the last Run returned OK with keep_for_encode over job's arenas, and
+  // neither ReleaseEncodeInput nor a failed EncodeBlocks came since (the CUDA device reuses the
+  // arenas' device copies, the entry arrays and the kept order; Aborted when they are not there). A
+  // failed call releases them as ReleaseEncodeInput does.
   virtual Status EncodeBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
                               uint8_t* out, std::map<std::string, uint64_t>* stage_micros) = 0;
 

@@ -14,19 +14,41 @@ static_assert(kVariableWidth == BlockLayout::kVariable);
 static_assert(kBlockFooterSize == BlockLayout::kFooterSize);
 static_assert(static_cast<int>(ValueType::kDeletion) == 0);  // MakeBlockRun's tombstone test
 
+std::string OutputComparatorName(const CompactionJobSpec& spec) {
+  const Comparator* named = spec.table_options.user_comparator != nullptr
+                                ? spec.table_options.user_comparator
+                                : spec.table_options.comparator;
+  return named->Name();
+}
+
+void SetTailLayout(const TableProperties& props, const BlockLayout& index, EncodeTable* t) {
+  t->num_entries = props.num_entries;
+  t->num_deletions = props.num_deletions;
+  t->raw_key_bytes = props.raw_key_bytes;
+  t->raw_value_bytes = props.raw_value_bytes;
+  t->smallest_seqno = props.smallest_seqno;
+  t->largest_seqno = props.largest_seqno;
+  t->smallest_key_size = static_cast<uint32_t>(props.smallest_key.size());
+  t->largest_key_size = static_cast<uint32_t>(props.largest_key.size());
+  t->comparator_size = static_cast<uint32_t>(props.comparator_name.size());
+  t->index_prefix = index.prefix_size;
+  t->index_key_width = index.key_width;
+  t->index_offset_width = index.offset_width;
+  t->index_key_bytes = index.key_bytes;
+}
+
 OutputPlanner::OutputPlanner(const CompactionJobSpec& spec, const JobInput& input,
                              const KeySortOutput& sorted, std::vector<EncodeBlock>* blocks,
-                             std::vector<EncodeFilter>* filters)
+                             std::vector<EncodeFilter>* filters,
+                             std::vector<EncodeTable>* encode_tables)
     : spec_(spec),
       key_arena_(reinterpret_cast<const char*>(input.keys.key_arena)),
       plan_(sorted.plan),
       blocks_(blocks),
       filters_(filters),
+      encode_tables_(encode_tables),
       splitter_(spec.compaction) {
-  const Comparator* named = spec.table_options.user_comparator != nullptr
-                                ? spec.table_options.user_comparator
-                                : spec.table_options.comparator;
-  comparator_name_ = named->Name();
+  comparator_name_ = OutputComparatorName(spec);
   const int bits = spec.table_options.bloom_bits_per_key;
   // MaxGrowth's filter term: BloomNumLines(n + 1) - BloomNumLines(n) <=
   // ceil(bits / 512) for n >= 1 (ceil(a + b) <= ceil(a) + ceil(b), and the
@@ -286,13 +308,15 @@ uint64_t OutputPlanner::EstimatedFileSize(bool bound) {
   TableSizeState st;
   st.offset = offset_;
   if (block_.empty()) {
-    st.index_block_size = table_->index.CurrentSizeEstimate();
+    st.index_block_size = table_->index.Size();
   } else {
     static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
     const Slice handle(kHandle, sizeof(kHandle));
     if (bound) {
       // BlockBuilder::CurrentSizeBound of the open block, SizeBoundWith of the index.
-      st.index_block_size = table_->index.SizeBoundWith(LastKeyOfSize(), handle);
+      const uint64_t n = table_->index.NumEntries();
+      st.index_block_size = BlockBuilder::SizeBound(table_->index_key_bytes + last_key_size_,
+                                                    BlockHandle::kEncodedLength * (n + 1), n + 1);
       st.data_block_size =
           BlockBuilder::SizeBound(block_key_bytes_, block_value_bytes_, block_.NumEntries());
     } else {
@@ -363,20 +387,22 @@ Status OutputPlanner::FlushBlock() {
   offset_ += handle.size + kBlockTrailerSize;
   table_->props.num_data_blocks++;
   table_->props.data_bytes += handle.size + kBlockTrailerSize;
-  char encoded[BlockHandle::kEncodedLength];
-  handle.EncodeTo(encoded);
-  table_->index.Add(LastKey(), Slice(encoded, sizeof(encoded)));
+  // The index entry: the device writes it (tail_common.h); the plan keeps
+  // its layout (the key's common prefix with the table's first index key
+  // is read here) and the running sum of the index keys' bytes.
+  static const char kHandle[BlockHandle::kEncodedLength] = {};  // only its size matters
+  table_->index.Add(LastKey(), Slice(kHandle, sizeof(kHandle)));
+  table_->index_key_bytes += last_key_size_;
+  if (table_->index_key_bytes > 0xffffffffu) {
+    return Status::NotSupported("gpu: encode: index keys of a table over 4 GiB");
+  }
+  blocks_->back().index_key_end = static_cast<uint32_t>(table_->index_key_bytes);
   ResetBlock();
   return Status::OK();
 }
 
 Slice OutputPlanner::LastKey() const {
   return Slice(key_arena_ + last_key_offset_, last_key_size_);
-}
-
-Slice OutputPlanner::LastKeyOfSize() {
-  if (size_only_key_.size() < last_key_size_) size_only_key_.resize(last_key_size_);
-  return Slice(size_only_key_.data(), last_key_size_);
 }
 
 uint64_t OutputPlanner::FilterContentsSize(uint64_t num_keys) const {
@@ -404,7 +430,28 @@ Status OutputPlanner::FinishTable() {
     filters_->push_back(f);
     table_->filter_bytes = EncodedFilterSize(f) + kBlockTrailerSize;
   }
-  out_cursor_ += table_->encoded_bytes();
+  // The tail the device writes: properties, index, footer.
+  const BlockLayout index = table_->index.Layout();
+  if (index.size > BlockBuilder::kMaxBlockSize) {
+    return Status::NotSupported("gpu: encode: index block over 4 GiB");
+  }
+  const TableProperties& p = table_->props;
+  EncodeTable t{};
+  t.out_offset = table_->out_offset;
+  t.first_block = table_->first_block;
+  t.end_block = table_->end_block;
+  t.data_bytes = table_->data_bytes;
+  t.filter_size = table_->filter_bytes > 0 ? table_->filter_bytes - kBlockTrailerSize : 0;
+  SetTailLayout(p, index, &t);
+  // The file's size is TableBuilder's: every part as it lays them out.
+  table_->file_size = TableFileSize(t);
+  if (EncodedBlockSize(IndexLayout(t)) != index.size ||
+      EncodedBlockSize(PropertiesLayout(t)) !=
+          PropertiesBlockSize(t.comparator_size, t.smallest_key_size, t.largest_key_size)) {
+    return Status::Corruption("gpu: encode: planned table tail differs from its layout");
+  }
+  encode_tables_->push_back(t);
+  out_cursor_ += table_->file_size;
   table_ = nullptr;
   size_upper_valid_ = false;
   return Status::OK();

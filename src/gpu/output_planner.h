@@ -30,9 +30,10 @@ namespace gpu {
 // Output tables' alignment in the host output buffer with direct writes.
 inline constexpr uint64_t kTableAlignment = kDirectIoAlignment;
 
-// One output table as planned: its data blocks are encoded into
-// out[out_offset, out_offset + data_bytes), its filter block (with bloom
-// bits on) with its trailer right after them, filter_bytes.
+// One output table as planned: the device encodes its file's bytes into
+// out[out_offset, out_offset + file_size): its data blocks (data_bytes),
+// its filter block (with bloom bits on) with its trailer (filter_bytes),
+// then its properties and index blocks and footer (EncodeTable).
 struct PlannedTable {
   uint64_t out_offset = 0;
   uint64_t data_bytes = 0;
@@ -42,12 +43,20 @@ struct PlannedTable {
   bool has_filter = false;
   uint64_t filter_keys = 0;   // the keys FilterBuilder would hold
   uint64_t filter_bytes = 0;  // its filter block with the trailer (0: none)
+  uint64_t file_size = 0;     // its whole file (FinishTable)
   TableProperties props;
-  BlockBuilder index;
-
-  // Data blocks and filter block: the bytes the device encodes.
-  uint64_t encoded_bytes() const { return data_bytes + filter_bytes; }
+  // The index block's layout (TableBuilder's index_block, sizes only: the
+  // device writes it) and its keys' full bytes (each data block's last key).
+  BlockLayoutTracker index;
+  uint64_t index_key_bytes = 0;
 };
+
+// The comparator name TableBuilder stores in the properties block.
+std::string OutputComparatorName(const CompactionJobSpec& spec);
+
+// Fills what a table's tail depends on (tail_common.h) from its properties
+// (numbers, key sizes, comparator name) and its index block's layout.
+void SetTailLayout(const TableProperties& props, const BlockLayout& index, EncodeTable* t);
 
 // Walks the kept entries as CpuCompactionExecutor + TableBuilder would, with
 // sizes only (docs/FORMAT.md, "Data blocks" boundary rule; OutputSplitter
@@ -63,7 +72,8 @@ class OutputPlanner {
   // position on), appending the data blocks and filters to *blocks and
   // *filters; reads the plan entries and the key arena of input.
   OutputPlanner(const CompactionJobSpec& spec, const JobInput& input, const KeySortOutput& sorted,
-                std::vector<EncodeBlock>* blocks, std::vector<EncodeFilter>* filters);
+                std::vector<EncodeBlock>* blocks, std::vector<EncodeFilter>* filters,
+                std::vector<EncodeTable>* encode_tables);
 
   // Kept entry k (output position k; called for k = 0, 1, ... in order),
   // e its PlanEntry (plan_[k] unless given).
@@ -100,7 +110,7 @@ class OutputPlanner {
   Status Finish();
 
   std::vector<std::unique_ptr<PlannedTable>>& tables() { return tables_; }
-  // The planned output's bytes (data blocks with trailers), from 0; with
+  // The planned output's bytes (the tables' files), from 0; with
   // direct writes rounded up to kTableAlignment, so that ranges laid out
   // one after another keep their tables aligned.
   uint64_t out_size() const { return AlignTable(out_cursor_); }
@@ -146,9 +156,6 @@ class OutputPlanner {
   // The last kept entry's internal key, in the key arena.
   Slice LastKey() const;
 
-  // A key of the last entry's size (SizeBoundWith reads only its size).
-  Slice LastKeyOfSize();
-
   // FilterBuilder::EncodedSize for num_keys keys.
   uint64_t FilterContentsSize(uint64_t num_keys) const;
 
@@ -162,10 +169,11 @@ class OutputPlanner {
   uint64_t AlignTable(uint64_t offset) const;
 
   const CompactionJobSpec& spec_;
-  const char* const key_arena_;               // the job's keys (PlanEntry::key_offset)
-  const PlanEntry* const plan_;               // per kept entry
-  std::vector<EncodeBlock>* const blocks_;    // the planned data blocks, appended
-  std::vector<EncodeFilter>* const filters_;  // the planned filters, appended
+  const char* const key_arena_;                    // the job's keys (PlanEntry::key_offset)
+  const PlanEntry* const plan_;                    // per kept entry
+  std::vector<EncodeBlock>* const blocks_;         // the planned data blocks, appended
+  std::vector<EncodeFilter>* const filters_;       // the planned filters, appended
+  std::vector<EncodeTable>* const encode_tables_;  // the planned tables' tails, appended
   OutputSplitter splitter_;
   std::string comparator_name_;
   std::vector<std::unique_ptr<PlannedTable>> tables_;
@@ -177,7 +185,6 @@ class OutputPlanner {
   uint64_t last_ = 0;                            // the last kept entry (any table)
   uint64_t last_key_size_ = 0;                   // its key's size
   uint64_t last_key_offset_ = 0;                 // and offset in the key arena
-  std::string size_only_key_;                    // LastKeyOfSize's bytes
   uint64_t fixed_part_ = 0;                      // TableSizeFixedPart for the open table and
   uint64_t fixed_part_key_size_ = ~uint64_t{0};  // this last key size
   BlockLayoutTracker block_;      // the open data block (empty: none), fed by AddSized

@@ -5,26 +5,28 @@
 
 #include "table/block_builder.h"
 #include "table/properties_block.h"
+#include "table/property_names.h"
 #include "util/coding.h"
 
 namespace accelkv {
 
 namespace {
 
-// Property names, in bytewise order (the order they are stored in).
-constexpr const char* kComparator = "accelkv.comparator";
-constexpr const char* kDataBytes = "accelkv.data-bytes";
-constexpr const char* kLargestKey = "accelkv.largest-key";
-constexpr const char* kLargestSeqno = "accelkv.largest-seqno";
-constexpr const char* kNumDataBlocks = "accelkv.num-data-blocks";
-constexpr const char* kNumDeletions = "accelkv.num-deletions";
-constexpr const char* kNumEntries = "accelkv.num-entries";
-constexpr const char* kRawKeyBytes = "accelkv.raw-key-bytes";
-constexpr const char* kRawValueBytes = "accelkv.raw-value-bytes";
-constexpr const char* kSmallestKey = "accelkv.smallest-key";
-constexpr const char* kSmallestSeqno = "accelkv.smallest-seqno";
+// Property names, in bytewise order (the order they are stored in):
+// table/property_names.h, which the GPU encoder shares.
+const char* const kComparator = TablePropertyName(kPropertyComparator);
+const char* const kDataBytes = TablePropertyName(kPropertyDataBytes);
+const char* const kLargestKey = TablePropertyName(kPropertyLargestKey);
+const char* const kLargestSeqno = TablePropertyName(kPropertyLargestSeqno);
+const char* const kNumDataBlocks = TablePropertyName(kPropertyNumDataBlocks);
+const char* const kNumDeletions = TablePropertyName(kPropertyNumDeletions);
+const char* const kNumEntries = TablePropertyName(kPropertyNumEntries);
+const char* const kRawKeyBytes = TablePropertyName(kPropertyRawKeyBytes);
+const char* const kRawValueBytes = TablePropertyName(kPropertyRawValueBytes);
+const char* const kSmallestKey = TablePropertyName(kPropertySmallestKey);
+const char* const kSmallestSeqno = TablePropertyName(kPropertySmallestSeqno);
 
-constexpr int kNumProperties = 11;
+constexpr int kNumProperties = kNumTableProperties;
 
 std::string Fixed64String(uint64_t v) {
   std::string s;
