@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/gpu_util.h"
+#include "gpu/host_encoder.h"
 #include "gpu/output_planner.h"
 #include "gpu/range_planner.h"
 #include "table/format.h"
@@ -21,7 +22,7 @@ namespace gpu {
 
 namespace {
 
-// The files of one EncodeOutputsOnDevice call: numbers taken in table
+// The files of one EncodeOutputs call: numbers taken in table
 // order at construction; each released table (its whole file encoded by
 // the device) written, fsynced and closed on writer threads
 // (OrderedWorkers) while the caller goes on; Finish joins them and reports
@@ -125,11 +126,11 @@ class TableWrites final : public PendingWrites {
 
 }  // namespace
 
-Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
-                             const KeySortOutput& sorted, KeySortDevice* device,
-                             const EncodeOptions& options, EncodeJob* scratch,
-                             const std::function<Status()>& before_output,
-                             std::unique_ptr<PendingWrites>* defer, CompactionJobResult* result) {
+Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
+                     const KeySortOutput& sorted, KeySortDevice* device,
+                     const EncodeOptions& options, EncodeJob* scratch,
+                     const std::function<Status()>& before_output,
+                     std::unique_ptr<PendingWrites>* defer, CompactionJobResult* result) {
   if (spec.table_options.block_size == 0 ||
       spec.table_options.compression != CompressionType::kNone) {
     return Status::NotSupported("gpu: encode: table options the device encoder does not take");
@@ -268,12 +269,29 @@ Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& inpu
   auto writes = std::make_unique<TableWrites>(spec, std::move(tables), out, helpers, result);
   Status encode_status;
   output_cpu.reset();
-  std::optional<CpuStageScope> encode_cpu(std::in_place, result, "gpu_encode");
+  // Keys-only mode encodes on the CPU from the host arenas (the values
+  // never went back from the device), with the same functions.
+  const EncodeSources host_src{input.keys.arena,           input.keys.key_arena,
+                               sorted.kept.data(),         input.keys.key_offset.data(),
+                               input.keys.key_size.data(), input.value_offset.data(),
+                               input.value_size.data()};
+  std::optional<CpuStageScope> encode_cpu(std::in_place, result,
+                                          options.on_host ? "encode" : "gpu_encode");
   for (size_t c = 0; c < chunk_end.size() && !writes->write_failed(); ++c) {
     const size_t first_table = c == 0 ? 0 : chunk_end[c - 1];
     const uint64_t first_block = first_table < nt ? writes->table(first_table).first_block : 0;
     const uint64_t end_block = chunk_end[c] > 0 ? writes->table(chunk_end[c] - 1).end_block : 0;
-    encode_status = device->EncodeBlocks(job, first_block, end_block, out, &result->stage_micros);
+    if (options.on_host) {
+      const auto t0 = std::chrono::steady_clock::now();
+      encode_status = CheckEncodeJob(job, first_block, end_block, sorted.kept.size());
+      if (encode_status.ok()) {
+        *encode_cpu->helpers() += EncodeOnHost(job, host_src, first_block, end_block, out,
+                                               ComputeThreads(end_block - first_block));
+      }
+      result->stage_micros["encode"] += MicrosSince(t0);
+    } else {
+      encode_status = device->EncodeBlocks(job, first_block, end_block, out, &result->stage_micros);
+    }
     if (!encode_status.ok()) break;
     writes->Release(chunk_end[c]);
   }

@@ -16,9 +16,12 @@
 //                     properties and index blocks, footer (EncodeTable,
 //                     tail_common.h), in chunks of whole tables
 //                     (>= chunk_bytes of table bytes each, in table order);
+//                     in keys-only mode (EncodeOptions::on_host) the CPU
+//                     does the same from the host arenas (EncodeOnHost,
+//                     host_encoder.h: stage "encode");
 //   write (CPU)       each file written from the encoded buffer, fsynced.
-// The writes of a chunk's tables run on writer threads while the device
-// encodes the next chunk.
+// The writes of a chunk's tables run on writer threads while the next
+// chunk is encoded.
 // The files are byte-identical to TableBuilder's (the randomized executor
 // tests compare them with the CPU executor's).
 //
@@ -43,7 +46,7 @@
 namespace accelkv {
 namespace gpu {
 
-// The writes of an EncodeOutputsOnDevice call still running when it
+// The writes of an EncodeOutputs call still running when it
 // returned (the call deferred them: a chunked job overlaps them with the
 // next chunk's work). Finish must come before the host output buffer is
 // used again (the next call's before_output) and before the job ends; the
@@ -63,13 +66,17 @@ struct EncodeOptions {
   uint64_t chunk_bytes = 0;       // encode_chunk_bytes
   uint64_t replan_min_bytes = 0;  // block_replan_min_bytes
   uint64_t replan_window = 0;     // block_replan_window
+  // Keys-only mode: the CPU encodes the planned tables from the host
+  // arenas and entry arrays (EncodeOnHost, host_encoder.h), stage "encode",
+  // instead of the device (stage "gpu_encode").
+  bool on_host = false;
 };
 
 // Writes the output tables of the entries sorted.kept (indices into
 // input's entry arrays, in output order) from the device's plan inputs
 // (sorted.plan, from a Run with keep_for_encode). *job is scratch, reused
 // across jobs so its block array keeps its pages. options: the data bytes
-// per device encode call and the block plan's replans (EncodeOptions).
+// per encode call, the block plan's replans and the encoder (EncodeOptions).
 // Calls device->ReleaseEncodeInput() once the last chunk is encoded or
 // failed (not when it returns before the first: the caller releases).
 // before_output (may be empty) runs after the plan, before the host output
@@ -77,11 +84,11 @@ struct EncodeOptions {
 // there); its failure is returned. With defer not null, writes still
 // running after the last chunk's encode are handed to *defer and the call
 // returns OK; the files and the rest of the result come with Finish.
-Status EncodeOutputsOnDevice(const CompactionJobSpec& spec, const JobInput& input,
-                             const KeySortOutput& sorted, KeySortDevice* device,
-                             const EncodeOptions& options, EncodeJob* job,
-                             const std::function<Status()>& before_output,
-                             std::unique_ptr<PendingWrites>* defer, CompactionJobResult* result);
+Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
+                     const KeySortOutput& sorted, KeySortDevice* device,
+                     const EncodeOptions& options, EncodeJob* job,
+                     const std::function<Status()>& before_output,
+                     std::unique_ptr<PendingWrites>* defer, CompactionJobResult* result);
 
 }  // namespace gpu
 }  // namespace accelkv

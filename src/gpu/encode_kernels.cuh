@@ -252,7 +252,10 @@ __global__ void TableTailsKernel(const Crc32cTables* g_tables, EncodeSources src
     WritePropertiesBlock(src, table_blocks, t, comparator, out);
   }
   __syncthreads();  // the tables and both blocks' bytes visible to every thread
-  if (threadIdx.x == 0) WriteTableFooter(tables.slice[0], t, out);
+  if (threadIdx.x == 0) {
+    WriteTableFooter(t, out);
+    WriteTableFooterCrc(tables.slice[0], t, out);
+  }
   const uint64_t index_size = EncodedBlockSize(index);
   uint32_t crc = ThreadBlockCrc32c(tables, out + index.out_offset, index_size + 1, warp_crc);
   if (threadIdx.x == 0) StoreMaskedCrc(out + index.out_offset + index_size + 1, crc);

@@ -15,7 +15,6 @@
 #include "gpu/job_chunks.h"
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
-#include "gpu/output_assembler.h"
 
 namespace accelkv {
 
@@ -170,8 +169,7 @@ GpuCompactionExecutor::GpuCompactionExecutor(const GpuExecutorOptions& options,
       device_(std::move(device)),
       input_(std::make_unique<gpu::JobInput>()),
       sorted_(std::make_unique<gpu::KeySortOutput>()),
-      encode_job_(std::make_unique<gpu::EncodeJob>()),
-      assemble_buffers_(std::make_unique<gpu::AssembleBuffers>()) {}
+      encode_job_(std::make_unique<gpu::EncodeJob>()) {}
 
 GpuCompactionExecutor::~GpuCompactionExecutor() = default;
 
@@ -429,13 +427,13 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   result->input_entries = n - input.out_of_range;
 
   setup_cpu.emplace(result, "setup");
-  if (device_encode) SetPlanInputs(spec, &input);
+  SetPlanInputs(spec, &input);  // both modes take the device's plan
   setup_cpu.reset();
   gpu::KeySortOutput& out = *sorted_;  // reused: its kept order keeps its pages
   {
     gpu::CpuStageScope cpu(result, "sort");  // the device's stages: launches and waits
     s = device_->Run(input.keys, &out, &result->stage_micros);
-    // The keys came back during Run (the planner and the assembler read them).
+    // The keys came back during Run (the planner and the host encoder read them).
     const Status keys = device_->WaitDecodedKeys(&result->stage_micros);
     if (s.ok()) s = keys;
   }
@@ -448,27 +446,22 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   }
   if (!s.ok()) return s;
   result->dropped_entries = n - input.out_of_range - out.kept.size();
-  if (device_encode) {
-    gpu::EncodeOptions encode;
-    encode.chunk_bytes = options_.encode_chunk_bytes;
-    encode.replan_min_bytes = options_.block_replan_min_bytes;
-    encode.replan_window = options_.block_replan_window;
-    s = gpu::EncodeOutputsOnDevice(spec, input, out, device_.get(), encode, encode_job_.get(),
-                                   before_output, defer, result);
-    gpu::CpuStageScope release_cpu(result, "release");
-    device_->ReleaseEncodeInput();  // also when the plan failed before any chunk
-    return s;
-  }
-  if (gpu::InjectedFailure() == GpuStage::kEncode) {
+  // Keys-only mode: the CPU encodes (the device's part, EncodeBlocks, has
+  // its own injection point).
+  if (!device_encode && gpu::InjectedFailure() == GpuStage::kEncode) {
+    device_->ReleaseEncodeInput();
     return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
   }
-  if (before_output) {
-    s = before_output();
-    if (!s.ok()) return s;
-  }
-  gpu::CpuStageScope cpu(result, "assemble");
-  return gpu::AssembleOutputs(spec, input, out.kept, assemble_buffers_.get(), cpu.helpers(),
-                              result);
+  gpu::EncodeOptions encode;
+  encode.chunk_bytes = options_.encode_chunk_bytes;
+  encode.replan_min_bytes = options_.block_replan_min_bytes;
+  encode.replan_window = options_.block_replan_window;
+  encode.on_host = !device_encode;
+  s = gpu::EncodeOutputs(spec, input, out, device_.get(), encode, encode_job_.get(), before_output,
+                         defer, result);
+  gpu::CpuStageScope release_cpu(result, "release");
+  device_->ReleaseEncodeInput();  // also when the plan failed before any chunk
+  return s;
 }
 
 void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input) {

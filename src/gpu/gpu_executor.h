@@ -11,15 +11,16 @@
 //      prefixes with full-key tie-breaks), dedup (GPU:
 //      ObsoleteVersionFilter's rule per entry and predecessor, CUB select),
 //      copy_out (kept order)
-//   -> encode: keys-only mode (CPU: the same TableBuilder + OutputSplitter
-//      calls as CpuCompactionExecutor, keys from the key arena, values in
-//      place from the file arena, the subcompaction ranges on separate
-//      threads: output_assembler.h) or device-encode mode (GPU: plan inputs
-//      per kept entry; CPU: the plan over them, output_planner.h; GPU:
-//      whole tables: data blocks, filter, properties and index blocks,
-//      footer: device_encoder.h, tail_common.h)
-//   -> write (CPU: each output written, fsynced, closed; in device-encode
-//      mode chunk by chunk while the device encodes the next chunk).
+//   -> plan (GPU: plan inputs per kept entry and the data blocks' records;
+//      CPU: the plan over them, tables and blocks as TableBuilder and
+//      OutputSplitter cut them: output_planner.h, range_planner.h)
+//   -> encode: device-encode mode (GPU: whole tables: data blocks, filter,
+//      properties and index blocks, footer: device_encoder.h,
+//      tail_common.h) or keys-only mode (CPU: the same functions, keys from
+//      the key arena, values in place from the file arena, blocks on
+//      several threads: host_encoder.h)
+//   -> write (CPU: each output written, fsynced, closed, chunk by chunk
+//      while the next chunk is encoded).
 // Output files are byte-identical to the CPU executor's in both modes.
 // A job too large for the device's memory budget runs in chunks: groups of
 // its subcompaction ranges, each reading only the input blocks that can
@@ -59,7 +60,6 @@
 namespace accelkv {
 
 namespace gpu {
-struct AssembleBuffers;
 class KeySortDevice;
 struct EncodeJob;
 struct JobChunk;
@@ -75,8 +75,10 @@ struct GpuExecutorOptions {
   uint64_t min_input_bytes = 4ull << 20;
   // Encode mode: jobs whose input values average at most this many bytes
   // have their output data blocks built on the device (device-encode mode);
-  // larger values stay in place and the CPU assembles the blocks from the
-  // file arena (keys-only mode, only keys and value references cross PCIe).
+  // larger values stay in place and the CPU encodes the planned tables from
+  // the host's file arena (keys-only mode: the device verifies, sorts and
+  // plans; the values go over for the checksums but never come back, and
+  // the device holds no output buffer).
   // The environment variable ACCELKV_GPU_ENCODE=device|cpu forces a mode
   // (measurements). 16 MiB: since output blocks of 16 KiB or more are
   // encoded by a thread block each, device encode was faster than keys-only
@@ -186,7 +188,7 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   // The job whole (chunk null) or one chunk of it. before_output (may be
   // empty) runs before the encode takes the host output buffer; with defer
   // not null the files' writes may still run on return (*defer, see
-  // EncodeOutputsOnDevice).
+  // EncodeOutputs).
   Status RunPart(const CompactionJobSpec& spec, const gpu::JobChunk* chunk,
                  const std::function<Status()>& before_output,
                  std::unique_ptr<gpu::PendingWrites>* defer, CompactionJobResult* result);
@@ -201,8 +203,8 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   // Device-encode mode for this job (see device_encode_max_avg_value),
   // from the validated data blocks' layouts (after ReadInputTables).
   bool UseDeviceEncode(const gpu::JobInput& input) const;
-  // Sets input->keys up for device-encode mode: keep_for_encode, the value
-  // arrays, the splitter's grandparents and boundaries.
+  // Sets input->keys up for the plan (both encode modes): keep_for_encode,
+  // the value arrays, the splitter's grandparents and boundaries.
   static void SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input);
   void RecordOutcome(const Status& s, const CompactionJobResult& result);
   uint64_t NowMicros() const;
@@ -214,7 +216,6 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   std::unique_ptr<gpu::JobInput> input_;
   std::unique_ptr<gpu::KeySortOutput> sorted_;
   std::unique_ptr<gpu::EncodeJob> encode_job_;
-  std::unique_ptr<gpu::AssembleBuffers> assemble_buffers_;
   std::mutex job_mu_;  // one job on the device at a time
   mutable std::mutex stats_mu_;
   GpuExecutorStats stats_;

@@ -11,6 +11,7 @@
 
 #include "accelkv/env.h"
 #include "gpu/gpu_util.h"
+#include "gpu/host_encoder.h"
 #include "gpu/key_sort_device.h"
 
 namespace accelkv {
@@ -63,51 +64,9 @@ class HostKeySortDevice final : public KeySortDevice {
     const EncodeSources src{job.arena,          job.key_arena,    kept_.data(),
                             key_offset_.data(), key_size_.data(), value_offset_.data(),
                             value_size_.data()};
-    for (uint64_t i = first_block; i < end_block; ++i) {
-      const EncodeBlock& b = job.blocks[i];
-      EncodeBlockEntries(src, b, out, 0, 1);
-      WriteBlockFooter(out, b);
-      WriteBlockCrc(crc_table_, out, b);
-    }
-    // The filters: lines zeroed, every key's probe bits, footer, CRC (the
-    // kernels' work, table by table).
-    uint64_t first_filter = 0;
-    uint64_t end_filter = 0;
-    FiltersOfBlocks(job, first_block, end_block, &first_filter, &end_filter);
-    for (uint64_t i = first_filter; i < end_filter; ++i) {
-      const EncodeFilter& f = job.filters[i];
-      uint8_t* bits = out + f.out_offset;
-      std::memset(bits, 0, uint64_t{f.num_lines} * kBloomLineBytes);
-      WriteFilterFooter(out, f);
-      for (uint64_t k = f.first; k < f.end; ++k) {
-        uint64_t h = 0;
-        if (!FilterKeyHash(src, f, k, &h)) continue;
-        BloomProbes(h, f.num_lines, static_cast<int>(f.num_probes),
-                    [bits](uint64_t byte, uint8_t mask) {
-                      bits[byte] |= mask;
-                      return true;
-                    });
-      }
-      WriteTrailerCrc(crc_table_, out, f.out_offset, EncodedFilterSize(f));
-    }
-    // The tables' tails: index entries, properties, footer (the tails
-    // kernel's work, table by table).
-    uint64_t first_table = 0;
-    uint64_t end_table = 0;
-    TablesOfBlocks(job, first_block, end_block, &first_table, &end_table);
-    const auto* comparator = reinterpret_cast<const uint8_t*>(job.comparator.data());
-    for (uint64_t i = first_table; i < end_table; ++i) {
-      const EncodeTable& t = job.tables[i];
-      const EncodeBlock* blocks = job.blocks.data() + t.first_block;
-      const EncodeBlock index = IndexLayout(t);
-      for (uint64_t e = 0; e < index.n; ++e) WriteIndexEntry(src, blocks, t, e, out);
-      WriteBlockFooter(out, index);
-      WriteBlockCrc(crc_table_, out, index);
-      WritePropertiesBlock(src, blocks, t, comparator, out);
-      WriteTrailerCrc(crc_table_, out, t.out_offset + PropertiesOffset(t),
-                      EncodedBlockSize(PropertiesLayout(t)));
-      WriteTableFooter(crc_table_, t, out);
-    }
+    // The kernels' work on the host, one thread (host_encoder.h; keys-only
+    // mode runs the same on several).
+    EncodeOnHost(job, src, first_block, end_block, out, 1);
     (*stage_micros)["gpu_encode"] += MicrosSince(t);
     return Status::OK();
   }

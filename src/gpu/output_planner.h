@@ -2,7 +2,7 @@
 // modes"): which kept entry goes to which output table and data block, each
 // block's layout, each table's index block, properties and filter size, by
 // TableBuilder's and OutputSplitter's rules, from the device's dense plan
-// inputs (plan_common.h). EncodeOutputsOnDevice (device_encoder.h) runs one
+// inputs (plan_common.h). EncodeOutputs (device_encoder.h) runs one
 // OutputPlanner per subcompaction range, then the device encodes what it
 // planned.
 //

@@ -2,7 +2,7 @@
 // (docs/GPU.md, "Block plan"): drives an OutputPlanner over the range's
 // kept entries, block by block from the device's block records (BlockRun)
 // where it has them, entry by entry from the plan entries (WaitPlan)
-// elsewhere. EncodeOutputsOnDevice (device_encoder.h) runs one per range,
+// elsewhere. EncodeOutputs (device_encoder.h) runs one per range,
 // each on its own thread.
 //
 // Thread safety: a RangePlanner is used by one thread; the device's

@@ -231,9 +231,9 @@ ACCELKV_HD inline void WritePropertiesBlock(const EncodeSources& src, const Enco
 }
 
 // The footer (Footer::EncodeTo): the index, filter and properties handles,
-// the format version, the masked CRC32C of those 52 bytes (table: the
-// byte-wise CRC32C table), the magic.
-ACCELKV_HD inline void WriteTableFooter(const uint32_t* table, const EncodeTable& t, uint8_t* out) {
+// the format version, the magic; its CRC32C (of the 52 bytes before it) is
+// WriteTableFooterCrc's.
+ACCELKV_HD inline void WriteTableFooter(const EncodeTable& t, uint8_t* out) {
   uint8_t* const f = out + t.out_offset + FooterOffset(t);
   StoreFixed64(f, IndexOffset(t));
   StoreFixed64(f + 8, EncodedBlockSize(IndexLayout(t)));
@@ -242,8 +242,15 @@ ACCELKV_HD inline void WriteTableFooter(const uint32_t* table, const EncodeTable
   StoreFixed64(f + 32, PropertiesOffset(t));
   StoreFixed64(f + 40, EncodedBlockSize(PropertiesLayout(t)));
   StoreFixed32(f + 48, kTableFormatVersion);
-  StoreMaskedCrc(f + 52, ~Crc32cUpdate(table, 0xffffffffu, f, 52));
   StoreFixed64(f + 56, kTableMagic);
+}
+
+// The footer's masked CRC32C of its first 52 bytes (table: the byte-wise
+// CRC32C table). REQUIRES: WriteTableFooter wrote them.
+ACCELKV_HD inline void WriteTableFooterCrc(const uint32_t* table, const EncodeTable& t,
+                                           uint8_t* out) {
+  uint8_t* const f = out + t.out_offset + FooterOffset(t);
+  StoreMaskedCrc(f + 52, ~Crc32cUpdate(table, 0xffffffffu, f, 52));
 }
 
 }  // namespace gpu

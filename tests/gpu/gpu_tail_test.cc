@@ -147,7 +147,8 @@ void CheckShape(const Shape& shape, Random* rnd) {
                             reinterpret_cast<const uint8_t*>(shape.comparator.data()), o);
   gpu::WriteTrailerCrc(crc_table, o, t.out_offset + gpu::PropertiesOffset(t),
                        gpu::EncodedBlockSize(gpu::PropertiesLayout(t)));
-  gpu::WriteTableFooter(crc_table, t, o);
+  gpu::WriteTableFooter(t, o);
+  gpu::WriteTableFooterCrc(crc_table, t, o);
 
   // TableBuilder's bytes: properties, index, footer after data and filter.
   std::string expect;
