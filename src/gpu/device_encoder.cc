@@ -23,8 +23,8 @@ namespace gpu {
 namespace {
 
 // The files of one EncodeOutputs call: numbers taken in table
-// order at construction; each released table (its whole file encoded by
-// the device) written, fsynced and closed on writer threads
+// order at construction; each released table (its whole file encoded, by
+// the device or the CPU) written, fsynced and closed on writer threads
 // (OrderedWorkers) while the caller goes on; Finish joins them and reports
 // into the result. Deferred (PendingWrites), Finish comes later,
 // after other work overlapped the writes.
@@ -252,17 +252,18 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   }
   if (chunk_end.empty()) chunk_end.push_back(0);
 
-  // Each chunk's tables are encoded whole on the device (data blocks,
-  // filter, properties, index, footer), then their files are written,
-  // fsynced and closed on the writer threads while the device encodes the
-  // next chunk. File numbers are taken in table order first; a created file is
-  // listed in result->outputs (in table order) even when a later step
-  // fails, also a failed encode of a later chunk (the caller removes them);
-  // the first failure in table order among the written tables is returned,
-  // else the encode's. A write failure stops the encoding of later chunks.
-  // The caller encodes while the helpers write; it joins them for what is
-  // left after the last chunk. With several chunks, or writes deferred past
-  // the return, at least one helper, so writes overlap other work.
+  // Each chunk's tables are encoded whole (data blocks, filter,
+  // properties, index, footer) on the device, or in keys-only mode on the
+  // CPU, then their files are written, fsynced and closed on the writer
+  // threads while the next chunk is encoded. File numbers are taken in
+  // table order first; a created file is listed in result->outputs (in
+  // table order) even when a later step fails, also a failed encode of a
+  // later chunk (the caller removes them); the first failure in table
+  // order among the written tables is returned, else the encode's. A
+  // write failure stops the encoding of later chunks. The caller encodes
+  // while the helpers write; it joins them for what is left after the last
+  // chunk. With several chunks, or writes deferred past the return, at
+  // least one helper, so writes overlap other work.
   const size_t threads = FileThreads(nt);
   const size_t helpers =
       std::max<size_t>(threads - 1, chunk_end.size() > 1 || defer != nullptr ? 1 : 0);
