@@ -400,7 +400,30 @@ class CudaKeySortDevice final : public KeySortDevice {
       }
     }
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
-    if (!staged) {
+    if (!staged && in.keys_only) {
+      // Keys-only mode: each block's keys and end offsets, contiguous runs
+      // merged; the values stay on the host.
+      cudaError_t e = cudaSuccess;
+      uint64_t begin = 0;
+      uint64_t end = 0;
+      const auto copy = [&] {
+        if (end > begin && e == cudaSuccess) {
+          e = cudaMemcpyAsync(dev_.arena + begin, in.arena + begin, end - begin,
+                              cudaMemcpyHostToDevice, stream_);
+        }
+      };
+      for (const DecodeBlock& b : in.blocks) {
+        ForEachKeySpan(b, [&](uint64_t offset, uint64_t size) {
+          if (offset != end) {
+            copy();
+            begin = offset;
+          }
+          end = offset + size;
+        });
+      }
+      copy();
+      ACCELKV_CUDA_TRY("copy_in", e);
+    } else if (!staged) {
       ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.arena, in.arena, in.arena_size,
                                                   cudaMemcpyHostToDevice, stream_));
     }

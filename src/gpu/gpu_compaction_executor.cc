@@ -390,12 +390,16 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   setup_cpu.reset();
   // "read": the wall time until every file is read, its layout validated
   // and its staged copy to the device issued (the copies overlap the reads).
+  // The encode mode, from the input files' metadata: device-encode mode
+  // stages each file to the device as it is read, keys-only mode keeps the
+  // values on the host.
+  const bool device_encode = UseDeviceEncode(spec);
   auto t = std::chrono::steady_clock::now();
   Status s;
   {
     gpu::CpuStageScope cpu(result, "read");
-    s = gpu::ReadInputTables(spec, device_.get(), chunk ? &chunk->parts : nullptr, &input,
-                             cpu.helpers());
+    s = gpu::ReadInputTables(spec, device_.get(), chunk ? &chunk->parts : nullptr,
+                             /*stage=*/device_encode, &input, cpu.helpers());
   }
   // The tables' validation, measured by the threads that read them, apart
   // from the reads themselves (its scope: one of them is this thread).
@@ -411,16 +415,14 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   result->bytes_read = 0;
   for (const gpu::InputTable& table : input.tables) result->bytes_read += table.size;
 
-  // "decode" (CPU: the tables' layouts in order, the key arena, flags),
-  // "copy_in" (the file arena's copies' device time), "copy_in_wait" and
-  // "gpu_decode" (the keys; the values' places too unless the device
-  // encodes, which keeps them there).
-  const bool device_encode = UseDeviceEncode(input);
+  // "decode" (CPU: the tables' layouts in order, the key arena, flags;
+  // keys-only mode: the checksums), "copy_in" (the file arena's copies'
+  // device time), "copy_in_wait" and "gpu_decode" (the keys; the values'
+  // places too unless the device encodes, which keeps them there).
   {
     gpu::CpuStageScope cpu(result, "decode");
     s = gpu::DecodeInputTables(spec, device_.get(), chunk ? &chunk->range : nullptr, &input,
-                               /*values_to_host=*/!device_encode, &result->stage_micros,
-                               cpu.helpers());
+                               /*keys_only=*/!device_encode, &result->stage_micros, cpu.helpers());
   }
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
@@ -438,11 +440,7 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
     if (s.ok()) s = keys;
   }
   if (s.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
-    const gpu::BlockSpan& b = input.keys.blocks[out.bad_block];
-    const gpu::InputTable& table = input.TableAt(b.offset);
-    return Status::Corruption("gpu: block checksum mismatch",
-                              "table file " + std::to_string(table.number) + " block at offset " +
-                                  std::to_string(b.offset - table.offset + table.file_offset));
+    return gpu::BlockChecksumMismatch(input, out.bad_block);
   }
   if (!s.ok()) return s;
   result->dropped_entries = n - input.out_of_range - out.kept.size();
@@ -486,19 +484,21 @@ void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec, gpu::Jo
   }
 }
 
-bool GpuCompactionExecutor::UseDeviceEncode(const gpu::JobInput& input) const {
+bool GpuCompactionExecutor::UseDeviceEncode(const CompactionJobSpec& spec) const {
   const char* forced = std::getenv("ACCELKV_GPU_ENCODE");
   if (forced != nullptr && std::strcmp(forced, "device") == 0) return true;
   if (forced != nullptr && std::strcmp(forced, "cpu") == 0) return false;
-  // The average value size from the validated data blocks' layouts (a
-  // block's value section is its values' bytes; the tables' totals),
-  // before the decode. A table that failed validation adds only the blocks
-  // validated before the failure, and its job fails in decode anyway.
+  // The input files' bytes per entry (their metadata), before the read: an
+  // entry's value plus its key and its share of the blocks' layout, so
+  // about the average value for the large values where the modes differ.
+  // A chunk of a chunked job takes the whole job's mode.
   uint64_t n = 0;
   uint64_t total = 0;
-  for (const gpu::TableBlocks& t : input.table_blocks) {
-    n += t.entries;
-    total += t.value_bytes;
+  for (int which = 0; which < 2; ++which) {
+    for (const FileMetaPtr& f : spec.compaction->inputs(which)) {
+      n += f->num_entries;
+      total += f->file_size;
+    }
   }
   if (n == 0) return true;
   return total / n <= options_.device_encode_max_avg_value;

@@ -73,12 +73,13 @@ struct GpuExecutorOptions {
   // measured on an H100 against the one-thread CPU executor (scripts/
   // gpu_all.sh part crossover; docs/GPU.md, "Decision policy").
   uint64_t min_input_bytes = 4ull << 20;
-  // Encode mode: jobs whose input values average at most this many bytes
-  // have their output data blocks built on the device (device-encode mode);
-  // larger values stay in place and the CPU encodes the planned tables from
-  // the host's file arena (keys-only mode: the device verifies, sorts and
-  // plans; the values go over for the checksums but never come back, and
-  // the device holds no output buffer).
+  // Encode mode: jobs whose input files hold at most this many bytes per
+  // entry (their metadata: about the average value for large values) have
+  // their output tables built on the device (device-encode mode); larger
+  // ones keep their values on the host (keys-only mode: only each block's
+  // keys and end offsets cross PCIe, the CPU checks the checksums, the
+  // device decodes, sorts and plans, and the CPU encodes the planned
+  // tables from the host's file arena; the device holds no output buffer).
   // The environment variable ACCELKV_GPU_ENCODE=device|cpu forces a mode
   // (measurements). 16 MiB: since output blocks of 16 KiB or more are
   // encoded by a thread block each, device encode was faster than keys-only
@@ -201,8 +202,8 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   // key arena estimated as the same bytes).
   bool ChunkFits(uint64_t bytes, uint64_t entries, uint64_t blocks) const;
   // Device-encode mode for this job (see device_encode_max_avg_value),
-  // from the validated data blocks' layouts (after ReadInputTables).
-  bool UseDeviceEncode(const gpu::JobInput& input) const;
+  // from the input files' metadata (before ReadInputTables).
+  bool UseDeviceEncode(const CompactionJobSpec& spec) const;
   // Sets input->keys up for the plan (both encode modes): keep_for_encode,
   // the value arrays, the splitter's grandparents and boundaries.
   static void SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input);

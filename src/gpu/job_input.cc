@@ -13,6 +13,7 @@
 #include "table/block.h"
 #include "table/format.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 #include "util/filename.h"
 #include "util/internal_key.h"
 #include "util/thread_cpu.h"
@@ -257,7 +258,7 @@ void SetDeeperLevels(const Compaction& c, KeySortInput* keys) {
 }
 
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
-                       const std::vector<TablePart>* parts, JobInput* input,
+                       const std::vector<TablePart>* parts, bool stage, JobInput* input,
                        double* helper_cpu_seconds) {
   const Compaction* c = spec.compaction;
   if (parts == nullptr) {
@@ -305,7 +306,7 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   input->keys.arena = arena;
   input->keys.arena_size = total;
   // Without a device arena (a device failure) DecodeKeys uploads the arena.
-  bool staging = device->BeginStaging(arena, total).ok();
+  bool staging = stage && device->BeginStaging(arena, total).ok();
   std::mutex stage_mu;  // StageRange calls must not overlap (the stream is shared)
   // The files on several threads (each into its own part of the arena, then
   // staged and validated there); the first failure in file order is
@@ -340,6 +341,14 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   return Status::OK();
 }
 
+Status BlockChecksumMismatch(const JobInput& input, uint64_t span) {
+  const BlockSpan& b = input.keys.blocks[span];
+  const InputTable& table = input.TableAt(b.offset);
+  return Status::Corruption("gpu: block checksum mismatch",
+                            "table file " + std::to_string(table.number) + " block at offset " +
+                                std::to_string(b.offset - table.offset + table.file_offset));
+}
+
 namespace {
 
 // Sets kFlagOutOfRange on the entries whose user key is outside range;
@@ -368,7 +377,7 @@ uint64_t MarkOutOfRange(const UserKeyRange& range, JobInput* input) {
 }  // namespace
 
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
-                         const UserKeyRange* range, JobInput* input, bool values_to_host,
+                         const UserKeyRange* range, JobInput* input, bool keys_only,
                          std::map<std::string, uint64_t>* stage_micros,
                          double* helper_cpu_seconds) {
   auto t = std::chrono::steady_clock::now();
@@ -411,9 +420,25 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   DecodeInput& decode = input->decode;
   keys.blocks.resize(base[nt].span);
   decode.blocks.resize(base[nt].block);
+  // Keys-only mode: the CPU checks the blocks' checksums (the values stay
+  // on the host), each table's on its thread; its first bad block, else ~0.
+  std::vector<uint64_t> bad_span(nt, ~uint64_t{0});
+  std::vector<uint64_t> verify_micros(nt, 0);
   *helper_cpu_seconds += ParallelFor(nt, ComputeThreads(nt), [&](size_t i) {
     const TableBlocks& f = input->table_blocks[i];
     std::copy(f.spans.begin(), f.spans.end(), keys.blocks.begin() + base[i].span);
+    if (keys_only) {
+      const auto v = std::chrono::steady_clock::now();
+      for (size_t j = 0; j < f.spans.size(); ++j) {
+        const uint8_t* p = keys.arena + f.spans[j].offset;
+        const uint32_t crc = crc32c::Value(reinterpret_cast<const char*>(p), f.spans[j].size + 1);
+        if (!StoredCrcMatches(p, f.spans[j].size, crc)) {
+          bad_span[i] = base[i].span + j;
+          break;
+        }
+      }
+      verify_micros[i] = MicrosSince(v);
+    }
     uint64_t block = base[i].block;
     uint64_t entry = base[i].entry;
     uint64_t key = base[i].key;
@@ -425,11 +450,21 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       key += uint64_t{l.n} * l.prefix_size + l.key_bytes;
     }
   });
+  if (keys_only) {
+    // The tables' checks ran side by side: the slowest is the wall time.
+    (*stage_micros)["verify_cpu"] += *std::max_element(verify_micros.begin(), verify_micros.end());
+    for (size_t i = 0; i < nt; ++i) {
+      if (bad_span[i] != ~uint64_t{0}) return BlockChecksumMismatch(*input, bad_span[i]);
+    }
+  }
   if (entries >= std::numeric_limits<uint32_t>::max()) {
     return Status::NotSupported("gpu: job has 2^32 or more entries");
   }
   const uint64_t needed =
       KeySortDevice::BytesNeeded(keys.arena_size, key_bytes, entries, keys.blocks.size());
+  // The device checksums what the CPU did not (device-encode mode: every
+  // block, beside the sort).
+  if (keys_only) keys.blocks.clear();
   if (needed > device->MemoryBudget()) {
     return Status::NotSupported(
         "gpu: the job needs more device memory than the budget",
@@ -453,7 +488,8 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   out.key_size = &keys.key_size;
   out.value_offset = &input->value_offset;
   out.value_size = &input->value_size;
-  out.values_to_host = values_to_host;
+  out.values_to_host = keys_only;
+  decode.keys_only = keys_only;
   cancel.armed = false;
   s = device->DecodeKeys(decode, &out, stage_micros);
   if (!s.ok()) return s;

@@ -179,8 +179,11 @@ void SetDeeperLevels(const Compaction& c, KeySortInput* keys);
 // With parts (a chunk of a larger job), only those byte ranges are read,
 // in their order, and only their data blocks are validated and later
 // checksummed (the filter and properties blocks are not read).
+// stage: each file is staged to the device as soon as it is read (device-
+// encode mode); false (keys-only mode) leaves the arena on the host, and
+// DecodeKeys uploads only the blocks' keys.
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
-                       const std::vector<TablePart>* parts, JobInput* input,
+                       const std::vector<TablePart>* parts, bool stage, JobInput* input,
                        double* helper_cpu_seconds);
 
 // Decodes the tables read by ReadInputTables: their validated blocks in
@@ -192,8 +195,13 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
 // still be on their way back from the device when it returns (the caller
 // calls device->WaitDecodedKeys before it reads them): it waits for them
 // itself only when it reads keys (deeper files' tombstone flags, a
-// chunk's range). values_to_host false: value_offset
-// and value_size may stay empty (DecodeOutput::values_to_host).
+// chunk's range). keys_only (keys-only mode): the CPU checks every block's
+// checksum here (the lowest bad block in table order: Corruption, as the
+// device reports it; stage "verify_cpu", the slowest table's time) and
+// passes no block to the device's verify (keys.blocks is left empty), the
+// device gets only the blocks' keys and end offsets (DecodeInput::
+// keys_only), and the value arrays come back; else value_offset and
+// value_size may stay empty (DecodeOutput::values_to_host).
 // NotSupported (not a device failure) when the job needs more device
 // memory than the budget (KeySortDevice::BytesNeeded), which is known only
 // once the key arena's size is. Every return before DecodeKeys cancels the staging. Adds the
@@ -203,8 +211,12 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
 // (only the blocks whose first or last key is outside are looked into: keys are sorted within a
 // block).
 Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
-                         const UserKeyRange* range, JobInput* input, bool values_to_host,
+                         const UserKeyRange* range, JobInput* input, bool keys_only,
                          std::map<std::string, uint64_t>* stage_micros, double* helper_cpu_seconds);
+
+// Corruption("gpu: block checksum mismatch", "table file N block at offset
+// O") for input.keys.blocks[span].
+Status BlockChecksumMismatch(const JobInput& input, uint64_t span);
 
 }  // namespace gpu
 }  // namespace accelkv

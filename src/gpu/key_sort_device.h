@@ -123,7 +123,25 @@ struct DecodeInput {
   uint64_t key_arena_size = 0;
   HostVector<DecodeBlock> blocks;  // n >= 1 each, first_entry from 0 ascending
   uint64_t entries = 0;            // the blocks' entries in all
+  // Keys-only mode: the device needs only each block's prefix and key
+  // suffixes and its end offsets (KeySpans), not its values (the CPU
+  // checked the checksums); a device that uploads the arena itself (not
+  // staged) copies just those.
+  bool keys_only = false;
 };
+
+// The parts of block b of the file arena DecodeKeys reads: [offset, offset
+// + P + KS) (prefix, key suffixes) and the end-offset arrays after the
+// values. fn(offset, size) for each non-empty one.
+template <typename Fn>
+void ForEachKeySpan(const DecodeBlock& b, Fn&& fn) {
+  const uint64_t keys = uint64_t{b.prefix_size} + b.key_bytes;
+  const uint64_t arrays =
+      uint64_t{b.n} * b.offset_width *
+      ((b.key_width == kVariableWidth ? 1u : 0u) + (b.value_width == kVariableWidth ? 1u : 0u));
+  if (keys > 0) fn(b.offset, keys);
+  if (arrays > 0) fn(b.offset + keys + b.value_bytes, arrays);
+}
 
 // DecodeKeys' output: per entry, in block order.
 struct DecodeOutput {

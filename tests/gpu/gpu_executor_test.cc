@@ -56,6 +56,8 @@ struct StagingCounts {
   // whole aligned spans of a page-aligned arena).
   int unaligned_ranges = 0;
   int unaligned_arenas = 0;
+  int keys_only_decodes = 0;  // DecodeKeys calls with DecodeInput::keys_only
+  uint64_t run_blocks = 0;    // the last Run's blocks to checksum (KeySortInput::blocks)
 };
 
 // Forwards to a device, counting EncodeBlocks calls (the chunks a job's
@@ -111,6 +113,7 @@ class CountingDevice final : public gpu::KeySortDevice {
   Status DecodeKeys(const gpu::DecodeInput& in, gpu::DecodeOutput* out,
                     std::map<std::string, uint64_t>* stage_micros) override {
     staging_->pending = false;  // taken over or freed
+    if (in.keys_only) ++staging_->keys_only_decodes;
     return inner_->DecodeKeys(in, out, stage_micros);
   }
   Status WaitDecodedKeys(std::map<std::string, uint64_t>* stage_micros) override {
@@ -142,6 +145,7 @@ class CountingDevice final : public gpu::KeySortDevice {
   void ReleasePlan() override { inner_->ReleasePlan(); }
   Status Run(const gpu::KeySortInput& in, gpu::KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
+    staging_->run_blocks = in.blocks.size();
     if (++staging_->runs == staging_->fail_run) {
       inner_->ReleaseEncodeInput();
       return Status::Aborted("gpu: sort: failure injected by the test at run",
@@ -218,15 +222,23 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     ASSERT_LT(pos, bytes.size());
     bytes[pos] = static_cast<char>(bytes[pos] ^ 0x5a);
     ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
-    CompactionJobResult result;
-    std::map<uint64_t, std::string> files;
-    Status s = Run(gpu_.get(), job, &result, &files);
-    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(std::string::npos, s.ToString().find("checksum mismatch")) << s.ToString();
-    EXPECT_NE(std::string::npos, s.ToString().find("table file " + std::to_string(victim->number)))
-        << s.ToString();
-    EXPECT_TRUE(result.outputs.empty());
-    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+    // Both encode modes: the device checksums the blocks, or (keys-only)
+    // the CPU does; the same error either way.
+    for (const char* mode : {"device", "cpu"}) {
+      SCOPED_TRACE(mode);
+      ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+      CompactionJobResult result;
+      std::map<uint64_t, std::string> files;
+      Status s = Run(gpu_.get(), job, &result, &files);
+      ::unsetenv("ACCELKV_GPU_ENCODE");
+      ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(std::string::npos, s.ToString().find("checksum mismatch")) << s.ToString();
+      EXPECT_NE(std::string::npos,
+                s.ToString().find("table file " + std::to_string(victim->number)))
+          << s.ToString();
+      EXPECT_TRUE(result.outputs.empty());
+      EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+    }
   }
 
   // Splits by size only, with max_output_file_size limit0: runs the CPU
@@ -736,6 +748,7 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     const int calls_before = encode_calls_;
     const int ranges_before = staging_.ranges;
     const int unaligned_before = staging_.unaligned_ranges;
+    const int keys_only_before = staging_.keys_only_decodes;
     Status s = Run(gpu, job, &gpu_result, &gpu_files);
     ASSERT_TRUE(s.ok()) << s.ToString();
     // Direct reads: every table's span starts and ends at a 4 KiB boundary
@@ -743,11 +756,23 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     if (topt_.direct_compaction_reads) {
       EXPECT_EQ(unaligned_before, staging_.unaligned_ranges);
     }
-    // Every input file was staged as it was read, and DecodeKeys took the
-    // staged arena instead of uploading it (copy_in_wait).
-    EXPECT_EQ(job.compaction->num_input_files(0) + job.compaction->num_input_files(1),
-              staging_.ranges - ranges_before);
-    EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
+    if (iter % 2 == 0) {
+      // Device-encode mode: every input file was staged as it was read,
+      // DecodeKeys took the staged arena instead of uploading it
+      // (copy_in_wait), and the device checksummed the blocks.
+      EXPECT_EQ(job.compaction->num_input_files(0) + job.compaction->num_input_files(1),
+                staging_.ranges - ranges_before);
+      EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
+      EXPECT_LT(0u, staging_.run_blocks);
+      EXPECT_FALSE(gpu_result.stage_micros.count("verify_cpu"));
+    } else {
+      // Keys-only mode: nothing staged; the CPU checksummed the blocks and
+      // the device got only their keys.
+      EXPECT_EQ(ranges_before, staging_.ranges);
+      EXPECT_EQ(1, staging_.keys_only_decodes - keys_only_before);
+      EXPECT_EQ(0u, staging_.run_blocks);
+      EXPECT_TRUE(gpu_result.stage_micros.count("verify_cpu"));
+    }
     EXPECT_FALSE(staging_.pending);
     const int calls = encode_calls_ - calls_before;
     const int tables = static_cast<int>(gpu_result.outputs.size());
@@ -1251,7 +1276,7 @@ TEST_P(GpuExecutorTest, ChecksumMismatchReportsFileAndBlock) {
   // first user-key byte, so the block layout stays valid and only the
   // CRC32C can tell.
   ExpectChecksumMismatchAfterFlip(job, [](const std::string&) { return uint64_t{0}; });
-  EXPECT_EQ(1u, gpu_->GetStats().corruptions);
+  EXPECT_EQ(2u, gpu_->GetStats().corruptions);  // once per encode mode
 }
 
 // Input blocks of 16 KiB or more are verified by a thread block each on the
@@ -1279,7 +1304,7 @@ TEST_P(GpuExecutorTest, LargeBlockChecksumMismatchReportsFile) {
     // A value byte: the layout stays valid and only the CRC32C can tell.
     return offset + largest.values_offset() + largest.value_bytes / 2;
   });
-  EXPECT_EQ(1u, gpu_->GetStats().corruptions);
+  EXPECT_EQ(2u, gpu_->GetStats().corruptions);  // once per encode mode
 }
 
 // EncodeBlocks takes the arenas the last Run left on the device
