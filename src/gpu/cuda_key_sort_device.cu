@@ -92,6 +92,10 @@ constexpr uint64_t kEncodeParts = 8;
 // (bench/results/2026-11-26-h100-encode-part-blocks.md). Chunks of small
 // blocks hold thousands and keep their 8 parts.
 constexpr uint64_t kMinPartBlocks = 8;
+// Keys-only mode's DecodeKeys copies the blocks' key spans in runs whose
+// gaps (values) are under this (ForEachKeyRun): a copy call costs about
+// what 64 KiB more of copying does at PCIe's rate.
+constexpr uint64_t kKeyRunGapBytes = 64ull << 10;
 // PlanStage copies the plan entries back in parts (QueuePlanCopies): up to
 // kPlanSlices per subcompaction range, none under kPlanPartBytes unless its
 // range is, at most kPlanParts in all.
@@ -401,27 +405,17 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
     if (!staged && in.keys_only) {
-      // Keys-only mode: each block's keys and end offsets, contiguous runs
-      // merged; the values stay on the host.
+      // Keys-only mode: the blocks' keys and end offsets, runs of them with
+      // gaps under kKeyRunGapBytes in one copy (at 4 KiB values a copy per
+      // block took 190-210 ms a job; bench/results/2026-11-26-h100-keys-only-
+      // host-values.md); larger values stay on the host.
       cudaError_t e = cudaSuccess;
-      uint64_t begin = 0;
-      uint64_t end = 0;
-      const auto copy = [&] {
-        if (end > begin && e == cudaSuccess) {
-          e = cudaMemcpyAsync(dev_.arena + begin, in.arena + begin, end - begin,
-                              cudaMemcpyHostToDevice, stream_);
+      ForEachKeyRun(in.blocks, kKeyRunGapBytes, [&](uint64_t offset, uint64_t size) {
+        if (e == cudaSuccess) {
+          e = cudaMemcpyAsync(dev_.arena + offset, in.arena + offset, size, cudaMemcpyHostToDevice,
+                              stream_);
         }
-      };
-      for (const DecodeBlock& b : in.blocks) {
-        ForEachKeySpan(b, [&](uint64_t offset, uint64_t size) {
-          if (offset != end) {
-            copy();
-            begin = offset;
-          }
-          end = offset + size;
-        });
-      }
-      copy();
+      });
       ACCELKV_CUDA_TRY("copy_in", e);
     } else if (!staged) {
       ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.arena, in.arena, in.arena_size,

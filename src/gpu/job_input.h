@@ -106,6 +106,11 @@ struct TableBlocks {
   // The reader thread's CPU seconds for the validation (stage_cpu_seconds'
   // "validate", split from "read").
   double validate_cpu_seconds = 0;
+  // Keys-only mode (nothing staged): the reader thread checked the spans'
+  // checksums right after the read; the first bad one (~0: none) and the
+  // check's wall time.
+  uint64_t bad_span = ~uint64_t{0};
+  uint64_t verify_micros = 0;
   // The internal-key size of every entry when every block with entries has
   // fixed-width keys of that one size (P + width, under 2^32), else 0;
   // kNoEntries while no block has entries.
@@ -180,8 +185,10 @@ void SetDeeperLevels(const Compaction& c, KeySortInput* keys);
 // in their order, and only their data blocks are validated and later
 // checksummed (the filter and properties blocks are not read).
 // stage: each file is staged to the device as soon as it is read (device-
-// encode mode); false (keys-only mode) leaves the arena on the host, and
-// DecodeKeys uploads only the blocks' keys.
+// encode mode); false (keys-only mode) leaves the arena on the host (and
+// DecodeKeys uploads only the blocks' keys), and each reader thread checks
+// its table's block checksums once it is validated (TableBlocks::bad_span,
+// reported by DecodeInputTables).
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
                        const std::vector<TablePart>* parts, bool stage, JobInput* input,
                        double* helper_cpu_seconds);
@@ -195,10 +202,11 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
 // still be on their way back from the device when it returns (the caller
 // calls device->WaitDecodedKeys before it reads them): it waits for them
 // itself only when it reads keys (deeper files' tombstone flags, a
-// chunk's range). keys_only (keys-only mode): the CPU checks every block's
-// checksum here (the lowest bad block in table order: Corruption, as the
-// device reports it; stage "verify_cpu", the slowest table's time) and
-// passes no block to the device's verify (keys.blocks is left empty), the
+// chunk's range). keys_only (keys-only mode, after ReadInputTables
+// without staging, which checked every block's checksum on the CPU): the
+// lowest bad block in table order is Corruption, as the device reports it
+// (stage "verify_cpu": the slowest table's check); no block goes to the
+// device's verify (keys.blocks is left empty), the
 // device gets only the blocks' keys and end offsets (DecodeInput::
 // keys_only), and the value arrays come back; else value_offset and
 // value_size may stay empty (DecodeOutput::values_to_host).

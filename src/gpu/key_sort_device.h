@@ -143,6 +143,30 @@ void ForEachKeySpan(const DecodeBlock& b, Fn&& fn) {
   if (arrays > 0) fn(b.offset + keys + b.value_bytes, arrays);
 }
 
+// The copies that upload the blocks' key spans (ForEachKeySpan, in arena
+// order): fn(offset, size) for each run of spans whose gaps are under
+// max_gap, gaps included (a value under max_gap goes along: one copy of it
+// costs less than a second copy call).
+template <typename Fn>
+void ForEachKeyRun(const HostVector<DecodeBlock>& blocks, uint64_t max_gap, Fn&& fn) {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  bool open = false;
+  for (const DecodeBlock& b : blocks) {
+    ForEachKeySpan(b, [&](uint64_t offset, uint64_t size) {
+      if (open && offset >= end && offset - end < max_gap) {
+        end = offset + size;
+        return;
+      }
+      if (open) fn(begin, end - begin);
+      begin = offset;
+      end = offset + size;
+      open = true;
+    });
+  }
+  if (open) fn(begin, end - begin);
+}
+
 // DecodeKeys' output: per entry, in block order.
 struct DecodeOutput {
   HostVector<uint64_t>* key_offset = nullptr;  // into the key arena

@@ -206,5 +206,50 @@ INSTANTIATE_TEST_SUITE_P(Devices, GpuDecodeTest, testing::Values("host", "cuda")
                            return info.param;
                          });
 
+// Keys-only mode uploads each block's prefix and key suffixes and its end
+// offsets (ForEachKeySpan), merged into one copy across gaps under the
+// limit (ForEachKeyRun): every span is covered, runs are disjoint and
+// ascending, and a gap of the limit or more separates two runs.
+TEST(GpuDecodeTest, KeySpansAndRunsCoverEveryKeyAndSkipLargeValues) {
+  gpu::HostVector<gpu::DecodeBlock> blocks;
+  uint64_t offset = 0;
+  const uint32_t values[] = {10, 100000, 0, 70000, 65535, 5, 1 << 20};
+  for (uint32_t v : values) {
+    gpu::DecodeBlock b{};
+    b.offset = offset;
+    b.n = 2;
+    b.prefix_size = 3;
+    b.key_bytes = 20;
+    b.key_width = v % 2 == 0 ? gpu::kVariableWidth : 10;
+    b.value_width = gpu::kVariableWidth;
+    b.offset_width = 2;
+    b.value_bytes = v;
+    blocks.push_back(b);
+    offset += 3 + 20 + v + 2 * 2 * (b.key_width == gpu::kVariableWidth ? 2 : 1) + 16 + 5;
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const gpu::DecodeBlock& b : blocks) {
+    gpu::ForEachKeySpan(b, [&](uint64_t o, uint64_t n) { spans.emplace_back(o, n); });
+    const uint64_t arrays = (b.key_width == gpu::kVariableWidth ? 2u : 1u) * 2 * 2;
+    EXPECT_EQ(std::make_pair(b.offset, uint64_t{23}), spans[spans.size() - 2]);
+    EXPECT_EQ(std::make_pair(b.offset + 23 + b.value_bytes, arrays), spans.back());
+  }
+  const uint64_t limit = 65536;
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  gpu::ForEachKeyRun(blocks, limit, [&](uint64_t o, uint64_t n) { runs.emplace_back(o, n); });
+  for (size_t i = 1; i < runs.size(); ++i) {
+    EXPECT_GE(runs[i].first - (runs[i - 1].first + runs[i - 1].second), limit) << i;
+  }
+  for (const auto& [o, n] : spans) {
+    bool covered = false;
+    for (const auto& [ro, rn] : runs) covered |= o >= ro && o + n <= ro + rn;
+    EXPECT_TRUE(covered) << o;
+  }
+  // Values of 100000, 70000 and 1 MiB split runs; 10, 0, 5 and 65535 (just
+  // under the limit) and the 21 bytes of footer and trailer between blocks
+  // do not: four runs.
+  EXPECT_EQ(4u, runs.size());
+}
+
 }  // namespace
 }  // namespace accelkv
