@@ -77,7 +77,8 @@ struct GpuExecutorOptions {
   // entry (their metadata: about the average value for large values) have
   // their output tables built on the device (device-encode mode); larger
   // ones keep their values on the host (keys-only mode: only each block's
-  // keys and end offsets cross PCIe, the CPU checks the checksums, the
+  // keys and end offsets cross PCIe, with the values under 64 KiB between
+  // them (ForEachKeyRun); the CPU checks the checksums, the
   // device decodes, sorts and plans, and the CPU encodes the planned
   // tables from the host's file arena; the device holds no output buffer).
   // The environment variable ACCELKV_GPU_ENCODE=device|cpu forces a mode

@@ -8,7 +8,8 @@
 // arena (KeySortDevice::DecodeKeys, decode_common.h); the CPU passes the
 // deeper levels' file ranges on (SetDeeperLevels), from which the device's
 // dedup answers IsBaseLevelForKey for tombstones. The data, filter and
-// properties blocks are left for the device to checksum.
+// properties blocks are left for the device to checksum (keys-only mode:
+// the reader threads check them, and the values stay on the host).
 //
 // Every offset is bounds-checked (Block::Validate makes every entry of a
 // block lie inside it); malformed bytes give Corruption, never a read
