@@ -389,10 +389,11 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   input.Clear();
   setup_cpu.reset();
   // "read": the wall time until every file is read, its layout validated
-  // and its staged copy to the device issued (the copies overlap the reads).
-  // The encode mode, from the input files' metadata: device-encode mode
-  // stages each file to the device as it is read, keys-only mode keeps the
-  // values on the host.
+  // and its staged copy to the device issued (the copies overlap the reads;
+  // keys-only mode stages nothing and checks the checksums instead). The
+  // encode mode, from the input files' metadata: device-encode mode stages
+  // each file to the device as it is read, keys-only mode keeps the values
+  // on the host.
   const bool device_encode = UseDeviceEncode(spec);
   auto t = std::chrono::steady_clock::now();
   Status s;
@@ -416,7 +417,7 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   for (const gpu::InputTable& table : input.tables) result->bytes_read += table.size;
 
   // "decode" (CPU: the tables' layouts in order, the key arena, flags;
-  // keys-only mode: the checksums), "copy_in" (the file arena's copies'
+  // keys-only mode: the readers' checksum results), "copy_in" (the file arena's copies'
   // device time), "copy_in_wait" and "gpu_decode" (the keys; the values'
   // places too unless the device encodes, which keeps them there).
   {
