@@ -124,9 +124,9 @@ struct DecodeInput {
   HostVector<DecodeBlock> blocks;  // n >= 1 each, first_entry from 0 ascending
   uint64_t entries = 0;            // the blocks' entries in all
   // Keys-only mode: the device needs only each block's prefix and key
-  // suffixes and its end offsets (KeySpans), not its values (the CPU
+  // suffixes and its end offsets (ForEachKeySpan), not its values (the CPU
   // checked the checksums); a device that uploads the arena itself (not
-  // staged) copies just those.
+  // staged) copies just those, in runs (ForEachKeyRun).
   bool keys_only = false;
 };
 
