@@ -256,8 +256,9 @@ ACCELKV_HD inline bool WarpBlockChecksumOk(const Crc32cTables& t, const uint8_t*
   return StoredCrcMatches(p, span.size, WarpCrc32c(t, p, span.size + 1, lane));
 }
 
-// WriteBlockCrc (encode_common.h) by a warp: the masked CRC32C of
-// out[offset, offset + size + 1) (contents ++ type byte), stored by lane 0
+// A block trailer's CRC by a warp (the host's: WriteTrailerCrcOnHost,
+// host_encoder.h): the masked CRC32C of out[offset, offset + size + 1)
+// (contents ++ type byte), stored by lane 0
 // at out + offset + size + 1. REQUIRES: those bytes are written and
 // visible to every lane (__syncwarp() after lane 0 writes a footer).
 ACCELKV_HD inline void WarpWriteBlockCrc(const Crc32cTables& t, uint8_t* out, uint64_t offset,

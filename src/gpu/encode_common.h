@@ -148,18 +148,6 @@ ACCELKV_HD inline void WriteBlockFooter(uint8_t* out, const EncodeBlock& b) {
   out[b.out_offset + size] = 0;
 }
 
-// Writes the masked CRC32C of out[offset, offset + size + 1) (contents ++
-// type) after the type byte. REQUIRES: those bytes are written.
-ACCELKV_HD inline void WriteTrailerCrc(const uint32_t* table, uint8_t* out, uint64_t offset,
-                                       uint64_t size) {
-  StoreMaskedCrc(out + offset + size + 1,
-                 ~Crc32cUpdate(table, 0xffffffffu, out + offset, size + 1));
-}
-
-ACCELKV_HD inline void WriteBlockCrc(const uint32_t* table, uint8_t* out, const EncodeBlock& b) {
-  WriteTrailerCrc(table, out, b.out_offset, EncodedBlockSize(b));
-}
-
 // The filter's contents: its lines, num_probes (1 byte), num_lines (fixed32).
 ACCELKV_HD inline uint64_t EncodedFilterSize(const EncodeFilter& f) {
   return BloomFilterSize(f.num_lines);

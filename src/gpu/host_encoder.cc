@@ -11,14 +11,22 @@ namespace gpu {
 
 namespace {
 
-// The masked CRC32C of out[offset, offset + size + 1) (contents ++ type)
-// after the type byte (WriteTrailerCrc's bytes).
-void TrailerCrc(uint8_t* out, uint64_t offset, uint64_t size) {
-  const uint32_t crc = crc32c::Value(reinterpret_cast<const char*>(out + offset), size + 1);
-  StoreFixed32(out + offset + size + 1, crc32c::Mask(crc));
+// The byte-wise CRC32C table WriteTableFooterCrc takes (52 bytes a table).
+const uint32_t* ByteCrcTable() {
+  static const auto* table = [] {
+    auto* t = new uint32_t[256];
+    for (uint32_t i = 0; i < 256; ++i) t[i] = Crc32cTableEntry(i);
+    return t;
+  }();
+  return table;
 }
 
 }  // namespace
+
+void WriteTrailerCrcOnHost(uint8_t* out, uint64_t offset, uint64_t size) {
+  const uint32_t crc = crc32c::Value(reinterpret_cast<const char*>(out + offset), size + 1);
+  StoreFixed32(out + offset + size + 1, crc32c::Mask(crc));
+}
 
 double EncodeOnHost(const EncodeJob& job, const EncodeSources& src, uint64_t first_block,
                     uint64_t end_block, uint8_t* out, size_t threads) {
@@ -33,7 +41,7 @@ double EncodeOnHost(const EncodeJob& job, const EncodeSources& src, uint64_t fir
       const EncodeBlock& b = job.blocks[i];
       EncodeBlockEntries(src, b, out, 0, 1);
       WriteBlockFooter(out, b);
-      TrailerCrc(out, b.out_offset, EncodedBlockSize(b));
+      WriteTrailerCrcOnHost(out, b.out_offset, EncodedBlockSize(b));
     }
   });
   // Each table's filter (lines, every key's probe bits, footer), then its
@@ -63,7 +71,7 @@ double EncodeOnHost(const EncodeJob& job, const EncodeSources& src, uint64_t fir
                       return true;
                     });
       }
-      TrailerCrc(out, f.out_offset, EncodedFilterSize(f));
+      WriteTrailerCrcOnHost(out, f.out_offset, EncodedFilterSize(f));
     }
     if (item < nt) {
       const EncodeTable& t = job.tables[first_table + item];
@@ -71,13 +79,12 @@ double EncodeOnHost(const EncodeJob& job, const EncodeSources& src, uint64_t fir
       const EncodeBlock index = IndexLayout(t);
       for (uint64_t e = 0; e < index.n; ++e) WriteIndexEntry(src, blocks, t, e, out);
       WriteBlockFooter(out, index);
-      TrailerCrc(out, index.out_offset, EncodedBlockSize(index));
+      WriteTrailerCrcOnHost(out, index.out_offset, EncodedBlockSize(index));
       WritePropertiesBlock(src, blocks, t, comparator, out);
-      TrailerCrc(out, t.out_offset + PropertiesOffset(t), EncodedBlockSize(PropertiesLayout(t)));
+      WriteTrailerCrcOnHost(out, t.out_offset + PropertiesOffset(t),
+                            EncodedBlockSize(PropertiesLayout(t)));
       WriteTableFooter(t, out);
-      uint8_t* footer = out + t.out_offset + FooterOffset(t);
-      StoreFixed32(footer + 52,
-                   crc32c::Mask(crc32c::Value(reinterpret_cast<const char*>(footer), 52)));
+      WriteTableFooterCrc(ByteCrcTable(), t, out);
     }
   });
   return helpers;

@@ -26,5 +26,10 @@ namespace gpu {
 double EncodeOnHost(const EncodeJob& job, const EncodeSources& src, uint64_t first_block,
                     uint64_t end_block, uint8_t* out, size_t threads);
 
+// Writes the masked CRC32C of out[offset, offset + size + 1) (a block's
+// contents ++ its type byte) after the type byte, as the kernels do
+// (WarpWriteBlockCrc), by the CPU's instruction.
+void WriteTrailerCrcOnHost(uint8_t* out, uint64_t offset, uint64_t size);
+
 }  // namespace gpu
 }  // namespace accelkv

@@ -13,7 +13,6 @@
 #include "table/block.h"
 #include "table/format.h"
 #include "util/coding.h"
-#include "util/crc32c.h"
 #include "util/filename.h"
 #include "util/internal_key.h"
 #include "util/thread_cpu.h"
@@ -337,10 +336,9 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       // other files are still being read.
       const auto v = std::chrono::steady_clock::now();
       for (size_t j = 0; j < found.spans.size(); ++j) {
-        const uint8_t* p = arena + found.spans[j].offset;
-        const uint32_t crc =
-            crc32c::Value(reinterpret_cast<const char*>(p), found.spans[j].size + 1);
-        if (!StoredCrcMatches(p, found.spans[j].size, crc)) {
+        const BlockSpan& b = found.spans[j];
+        if (!CheckBlockTrailer(reinterpret_cast<const char*>(arena + b.offset), b.size, true)
+                 .ok()) {
           found.bad_span = j;
           break;
         }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/host_encoder.h"
 #include "gpu/key_sort_device.h"
 #include "gpu/output_planner.h"
 #include "gpu/tail_common.h"
@@ -142,11 +143,11 @@ void CheckShape(const Shape& shape, Random* rnd) {
   const gpu::EncodeBlock il_dev = gpu::IndexLayout(t);
   for (uint64_t e = 0; e < il_dev.n; ++e) gpu::WriteIndexEntry(src, blocks.data(), t, e, o);
   gpu::WriteBlockFooter(o, il_dev);
-  gpu::WriteBlockCrc(crc_table, o, il_dev);
+  gpu::WriteTrailerCrcOnHost(o, il_dev.out_offset, gpu::EncodedBlockSize(il_dev));
   gpu::WritePropertiesBlock(src, blocks.data(), t,
                             reinterpret_cast<const uint8_t*>(shape.comparator.data()), o);
-  gpu::WriteTrailerCrc(crc_table, o, t.out_offset + gpu::PropertiesOffset(t),
-                       gpu::EncodedBlockSize(gpu::PropertiesLayout(t)));
+  gpu::WriteTrailerCrcOnHost(o, t.out_offset + gpu::PropertiesOffset(t),
+                             gpu::EncodedBlockSize(gpu::PropertiesLayout(t)));
   gpu::WriteTableFooter(t, o);
   gpu::WriteTableFooterCrc(crc_table, t, o);
 
