@@ -272,6 +272,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     plan_block_size_ = 0;
     out->runs = nullptr;
     out->num_runs = 0;
+    out->table_starts.clear();
     // The arenas DecodeKeys left on the device, if they are this input's.
     const bool resident =
         decoded_.Holds(in.arena, in.arena_size, in.key_arena, in.key_arena_size) &&
@@ -940,15 +941,30 @@ class CudaKeySortDevice final : public KeySortDevice {
       // encoder refuses disorder).
       (void)SubcompactionRangeStarts(out->boundary_starts, k, &plan_ranges_);
       if (lazy) {
-        // The data blocks of each range as one table ("Block plan").
+        // The data blocks of each range as one table ("Block plan"), or of
+        // each table of it ("Table splits").
         plan_block_size_ = in.plan_block_size;
         uint64_t n = 0;
-        s = BlockRuns(plan_block_size_, d_plan, k, plan_ranges_, 0, mem, &plan_runs_, &out->runs,
-                      &n);
+        const BlockRun* d_runs = nullptr;
+        s = BlockRuns(plan_block_size_, d_plan, k, plan_ranges_, mem, &plan_runs_, &out->runs, &n,
+                      &d_runs);
+        if (s.ok() && in.split_tables) {
+          const auto t1 = std::chrono::steady_clock::now();
+          s = SplitTables(in, d_plan, k, d_runs, n, &out->table_starts);
+          // A range of several tables: every table's blocks, cut from its start.
+          if (s.ok() && out->table_starts.size() + 1 > plan_ranges_.size()) {
+            std::vector<uint64_t> cuts = out->table_starts;
+            cuts.push_back(k);
+            s = BlockRuns(plan_block_size_, d_plan, k, cuts, mem, &plan_runs_, &out->runs, &n,
+                          &d_runs);
+          }
+          (*stage_micros)["gpu_split"] += MicrosSince(t1);
+        }
         out->num_runs = s.ok() ? n : 0;
         if (!s.ok()) {
           cudaFreeAsync(d_plan, stream_);
           out->boundary_starts.clear();
+          out->table_starts.clear();
           out->runs = nullptr;
           out->num_runs = 0;
           return s;
@@ -968,6 +984,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       cudaFreeAsync(d_plan, stream_);  // not yet plan_device_
       plan_parts_.clear();
       out->boundary_starts.clear();
+      out->table_starts.clear();
       out->runs = nullptr;
       out->num_runs = 0;
       return CudaFailure("plan", e);
@@ -1076,43 +1093,221 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   void ReleasePlan() override { FreePlanDevice(); }
 
-  Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
-                        std::vector<BlockRun>* runs) override {
-    if (plan_block_size_ == 0 || begin >= end || end > plan_count_) {
-      return Status::InvalidArgument("gpu: plan: no block plan of that range");
+  // The output tables of each subcompaction range (plan_ranges_) by the
+  // split rule (split_common.h; docs/GPU.md, "Table splits"): their first
+  // entries into *starts, ascending. Each round searches one window per
+  // range with a table open, from the table's first entry: the sums of
+  // each table's blocks before each block (SplitSums, then
+  // cub::DeviceScan::ExclusiveScanByKey by window), then a thread per
+  // block finds the first split in it (FirstSplitKernel; the least one per
+  // window wins). The first round takes each whole range with the blocks
+  // BlockRuns cut for it (d_runs, num_runs: RunSplitSumsKernel); a later
+  // one cuts its windows' blocks itself (CutSplitBlocks). A window ending
+  // in a split opens the next table there, over twice the range's previous
+  // table's entries, at least in.split_window; one that found none covers
+  // its range's end (the last table) or doubles. A round waits once for
+  // the splits, and a later one once more for its block count, spinning
+  // (SpinWait).
+  Status SplitTables(const KeySortInput& in, const PlanEntry* d_plan, uint64_t k,
+                     const BlockRun* d_runs, uint64_t num_runs, std::vector<uint64_t>* starts) {
+    starts->clear();
+    if (!in.SplitInputsOk()) {
+      return Status::InvalidArgument("gpu: split: no split rule or grandparent bytes");
     }
-    std::lock_guard<std::mutex> l(replan_mu_);  // one at a time on stream_ (the job thread waits)
-    if (plan_device_ == nullptr) {
-      return Status::Aborted("gpu: plan: the plan entries were released");
+    if (k == 0) return Status::OK();
+    JobAllocations mem(stream_);
+    uint64_t* d_gp = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem.Alloc(&d_gp, in.grandparent_bytes.size()));
+    ACCELKV_CUDA_TRY(
+        "plan", cudaMemcpyAsync(d_gp, in.grandparent_bytes.data(), in.grandparent_bytes.size() * 8,
+                                cudaMemcpyHostToDevice, stream_));
+    uint64_t* d_prefix = nullptr;  // the nominal sizes' exclusive sum, for a second round
+    struct Open {
+      uint64_t start;  // the open table's first entry
+      uint64_t range_end;
+      uint64_t window;  // entries searched from start
+    };
+    std::vector<Open> open;
+    for (size_t r = 0; r + 1 < plan_ranges_.size(); ++r) {
+      const uint64_t begin = plan_ranges_[r];
+      const uint64_t end = plan_ranges_[r + 1];
+      if (begin < end) {
+        open.push_back(Open{begin, end, end - begin});
+        starts->push_back(begin);
+      }
     }
-    const BlockRun* host = nullptr;
-    uint64_t n = 0;
-    {
-      JobAllocations mem(stream_);
-      Status s = BlockRuns(plan_block_size_, plan_device_ + begin, end - begin, {0, end - begin},
-                           offset, &mem, &replan_runs_, &host, &n);
+    for (bool first = true; !open.empty(); first = false) {
+      const auto nw = static_cast<uint32_t>(open.size());
+      uint8_t* host = nullptr;
+      Status s = split_io_.Get(uint64_t{nw} * 32, "plan", &host);
       if (!s.ok()) return s;
+      auto* windows = reinterpret_cast<uint64_t*>(host);  // 3 per window
+      auto* splits = windows + 3 * uint64_t{nw};          // 1 per window
+      for (uint32_t w = 0; w < nw; ++w) {
+        windows[3 * w] = open[w].start;
+        windows[3 * w + 1] = std::min(open[w].range_end, open[w].start + open[w].window);
+        windows[3 * w + 2] = open[w].range_end;
+      }
+      if (!first && d_prefix == nullptr) {
+        s = NominalPrefix(d_plan, k, &mem, &d_prefix);
+        if (!s.ok()) return s;
+      }
+      JobAllocations round(stream_);
+      SplitRoundBlocks blocks;
+      uint64_t* d_windows = nullptr;
+      ACCELKV_CUDA_TRY("plan", round.Alloc(&d_windows, 4 * uint64_t{nw}));
+      ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_windows, host, uint64_t{nw} * 24,
+                                               cudaMemcpyHostToDevice, stream_));
+      if (first) {
+        s = RunSplitBlocks(d_runs, num_runs, d_windows, nw, &round, &blocks);
+      } else {
+        s = CutSplitBlocks(d_plan, d_prefix, in.split.block_size, open.front().start,
+                           windows[3 * (nw - 1) + 1], d_windows, nw, &round, &blocks);
+      }
+      if (!s.ok()) return s;
+      auto* d_splits = reinterpret_cast<unsigned long long*>(d_windows + 3 * uint64_t{nw});
+      s = FindSplits(d_plan, blocks, in.split, d_gp, d_splits, nw, &round);
+      if (!s.ok()) return s;
+      ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(splits, d_splits, uint64_t{nw} * 8,
+                                               cudaMemcpyDeviceToHost, stream_));
+      ACCELKV_CUDA_TRY("plan", SpinWait());
+      std::vector<Open> next;
+      for (uint32_t w = 0; w < nw; ++w) {
+        Open o = open[w];
+        const uint64_t window_end = windows[3 * w + 1];
+        if (splits[w] != ~uint64_t{0}) {
+          if (splits[w] <= o.start || splits[w] > window_end || splits[w] >= o.range_end) {
+            return Status::Corruption("gpu: split: a split outside its window");
+          }
+          starts->push_back(splits[w]);
+          o.window = std::max<uint64_t>({2 * (splits[w] - o.start), in.split_window, 1});
+          o.start = splits[w];
+          next.push_back(o);
+        } else if (window_end < o.range_end) {
+          o.window *= 2;
+          next.push_back(o);
+        }
+      }
+      open.swap(next);
     }
-    runs->assign(host, host + n);
-    for (BlockRun& b : *runs) {  // positions from begin
-      b.first += begin;
-      b.end += begin;
-    }
+    std::sort(starts->begin(), starts->end());
+    return Status::OK();
+  }
+
+  // One split round's blocks on the device (from a round's allocations):
+  // each block, its table's sums over it, its window.
+  struct SplitRoundBlocks {
+    SplitBlock* blocks = nullptr;
+    SplitSums* sums = nullptr;
+    uint32_t* keys = nullptr;
+    uint64_t n = 0;
+  };
+
+  // The nominal sizes' exclusive sum over the k plan entries (CUB), into
+  // *d_prefix from mem.
+  Status NominalPrefix(const PlanEntry* d_plan, uint64_t k, JobAllocations* mem,
+                       uint64_t** d_prefix) {
+    uint64_t* d_sizes = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_sizes, k));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(d_prefix, k));
+    const auto items = static_cast<int64_t>(k);
+    size_t temp = 0;
+    ACCELKV_CUDA_TRY(
+        "plan", cub::DeviceScan::ExclusiveSum(nullptr, temp, d_sizes, *d_prefix, items, stream_));
+    uint8_t* d_temp = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_temp, temp));
+    NominalSizesKernel<<<Grid(k), kThreads, 0, stream_>>>(d_plan, k, d_sizes);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    ACCELKV_CUDA_TRY(
+        "plan", cub::DeviceScan::ExclusiveSum(d_temp, temp, d_sizes, *d_prefix, items, stream_));
+    return Status::OK();
+  }
+
+  // The first round's blocks: BlockRuns' records, each range one window.
+  Status RunSplitBlocks(const BlockRun* d_runs, uint64_t num_runs, const uint64_t* d_windows,
+                        uint32_t nw, JobAllocations* mem, SplitRoundBlocks* out) {
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->blocks, num_runs));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->sums, num_runs));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->keys, num_runs));
+    out->n = num_runs;
+    if (num_runs == 0) return Status::OK();
+    RunSplitSumsKernel<<<Grid(num_runs), kThreads, 0, stream_>>>(d_runs, num_runs, d_windows, nw,
+                                                                 out->blocks, out->sums, out->keys);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    return Status::OK();
+  }
+
+  // A later round's blocks: the windows' entries [lo, hi) cut from each
+  // window's start (SplitBlockStartsKernel, an exclusive sum numbering the
+  // starts, a wait for their count, SplitBlocksKernel).
+  Status CutSplitBlocks(const PlanEntry* d_plan, const uint64_t* d_prefix, uint64_t block_size,
+                        uint64_t lo, uint64_t hi, const uint64_t* d_windows, uint32_t nw,
+                        JobAllocations* mem, SplitRoundBlocks* out) {
+    const uint64_t n = hi - lo;
+    uint32_t* d_flags = nullptr;
+    uint32_t* d_ids = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_flags, n));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_ids, n));
+    size_t temp = 0;
+    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::ExclusiveSum(nullptr, temp, d_flags, d_ids,
+                                                           static_cast<int64_t>(n), stream_));
+    uint8_t* d_temp = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_temp, temp));
+    SplitBlockStartsKernel<<<Grid(n), kThreads, 0, stream_>>>(d_prefix, lo, hi, d_windows, nw,
+                                                              block_size, d_flags);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::ExclusiveSum(d_temp, temp, d_flags, d_ids,
+                                                           static_cast<int64_t>(n), stream_));
+    Status s = CountFlags(d_flags, d_ids, n, &out->n);
+    if (!s.ok()) return s;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->blocks, out->n));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->sums, out->n));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->keys, out->n));
+    SplitBlocksKernel<<<Grid(n), kThreads, 0, stream_>>>(d_plan, lo, hi, d_flags, d_ids, d_windows,
+                                                         nw, out->blocks, out->sums, out->keys);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    return Status::OK();
+  }
+
+  // The least split of each window into d_splits[window] (~0: none): the
+  // sums of each block's table before it (ExclusiveScanByKey by window),
+  // then FirstSplitKernel.
+  Status FindSplits(const PlanEntry* d_plan, const SplitRoundBlocks& b, const TableSplitRule& rule,
+                    const uint64_t* d_gp, unsigned long long* d_splits, uint32_t nw,
+                    JobAllocations* mem) {
+    ACCELKV_CUDA_TRY("plan", cudaMemsetAsync(d_splits, 0xff, uint64_t{nw} * 8, stream_));
+    if (b.n == 0) return Status::OK();
+    SplitSums* d_closed = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_closed, b.n));
+    const auto blocks = static_cast<int64_t>(b.n);
+    size_t temp = 0;
+    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::ExclusiveScanByKey(
+                                 nullptr, temp, b.keys, b.sums, d_closed, CombineSplitSumsOp{},
+                                 EmptySplitSums(), blocks, cuda::std::equal_to<>{}, stream_));
+    uint8_t* d_temp = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_temp, temp));
+    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::ExclusiveScanByKey(
+                                 d_temp, temp, b.keys, b.sums, d_closed, CombineSplitSumsOp{},
+                                 EmptySplitSums(), blocks, cuda::std::equal_to<>{}, stream_));
+    FirstSplitKernel<<<Grid(b.n), kThreads, 0, stream_>>>(d_plan, b.blocks, d_closed, b.keys, b.n,
+                                                          rule, d_gp, d_splits);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
     return Status::OK();
   }
 
   // The blocks of the k plan entries d_plan cut at range[0], range[1], ...
-  // (ascending, from 0 to k), each cut a block start with its table's
-  // nominal prefix sum there at offset: the nominal sizes' exclusive sum (CUB), the block
-  // starts (StartsBlock), their indices (CUB exclusive sum), then a record
-  // per block (MakeBlockRun, positions in d_plan), copied back into *dst
-  // before it returns: *runs, *n of them. Uses stream_, run_count_ and
-  // spin_event_ (one caller at a time: Run, or PlanBlocksFrom under its lock).
+  // (ascending, from 0 to k), each cut a table's first entry: the nominal
+  // sizes' exclusive sum (CUB), the block starts (StartsBlock), their
+  // indices (CUB exclusive sum), then a record per block (MakeBlockRun,
+  // positions in d_plan), copied back into *dst before it returns: *runs,
+  // *n of them; *d_runs_out: the records on the device (from mem). Uses
+  // stream_, run_count_ and spin_event_ (Run's).
   Status BlockRuns(uint64_t block_size, const PlanEntry* d_plan, uint64_t k,
-                   const std::vector<uint64_t>& range, uint64_t offset, JobAllocations* mem,
-                   PinnedBuffer* dst, const BlockRun** runs, uint64_t* n) {
+                   const std::vector<uint64_t>& range, JobAllocations* mem, PinnedBuffer* dst,
+                   const BlockRun** runs, uint64_t* n, const BlockRun** d_runs_out) {
     *runs = nullptr;
     *n = 0;
+    *d_runs_out = nullptr;
     if (k == 0) return Status::OK();
     const auto ranges = static_cast<uint32_t>(range.size() - 1);
     const auto items = static_cast<int64_t>(k);
@@ -1140,24 +1335,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("plan", cudaGetLastError());
     ACCELKV_CUDA_TRY(
         "plan", cub::DeviceScan::ExclusiveSum(d_temp, temp64, d_sizes, d_prefix, items, stream_));
-    BlockStartsKernel<<<Grid(k), kThreads, 0, stream_>>>(d_prefix, k, d_range, ranges, offset,
-                                                         block_size, d_flags);
+    BlockStartsKernel<<<Grid(k), kThreads, 0, stream_>>>(d_prefix, k, d_range, ranges, block_size,
+                                                         d_flags);
     ACCELKV_CUDA_TRY("plan", cudaGetLastError());
     ACCELKV_CUDA_TRY("plan",
                      cub::DeviceScan::ExclusiveSum(d_temp, temp32, d_flags, d_ids, items, stream_));
-    uint8_t* host_count = nullptr;  // the last entry's index and flag
-    Status s = run_count_.Get(8, "plan", &host_count);
+    uint64_t count = 0;
+    Status s = CountFlags(d_flags, d_ids, k, &count);
     if (!s.ok()) return s;
-    ACCELKV_CUDA_TRY(
-        "plan", cudaMemcpyAsync(host_count, d_ids + (k - 1), 4, cudaMemcpyDeviceToHost, stream_));
-    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host_count + 4, d_flags + (k - 1), 4,
-                                             cudaMemcpyDeviceToHost, stream_));
-    ACCELKV_CUDA_TRY("plan", SpinWait());
-    uint32_t last_id = 0;
-    uint32_t last_flag = 0;
-    std::memcpy(&last_id, host_count, 4);
-    std::memcpy(&last_flag, host_count + 4, 4);
-    const uint64_t count = uint64_t{last_id} + last_flag;
     BlockRun* d_runs = nullptr;
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_runs, count));
     BlockRunsKernel<<<Grid(k), kThreads, 0, stream_>>>(d_plan, k, d_flags, d_ids, d_runs);
@@ -1170,13 +1355,33 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("plan", SpinWait());
     *runs = reinterpret_cast<const BlockRun*>(host_runs);
     *n = count;
+    *d_runs_out = d_runs;
+    return Status::OK();
+  }
+
+  // The count of the n > 0 flags on stream_, from their exclusive sum ids:
+  // the last id plus the last flag, waited for (SpinWait).
+  Status CountFlags(const uint32_t* d_flags, const uint32_t* d_ids, uint64_t n, uint64_t* count) {
+    uint8_t* host_count = nullptr;  // the last entry's index and flag
+    Status s = run_count_.Get(8, "plan", &host_count);
+    if (!s.ok()) return s;
+    ACCELKV_CUDA_TRY(
+        "plan", cudaMemcpyAsync(host_count, d_ids + (n - 1), 4, cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host_count + 4, d_flags + (n - 1), 4,
+                                             cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("plan", SpinWait());
+    uint32_t last_id = 0;
+    uint32_t last_flag = 0;
+    std::memcpy(&last_id, host_count, 4);
+    std::memcpy(&last_flag, host_count + 4, 4);
+    *count = uint64_t{last_id} + last_flag;
     return Status::OK();
   }
 
   // Waits for stream_ by spinning on spin_event_ (made without
-  // cudaEventBlockingSync): BlockRuns' waits are short (a few kernels, a
-  // small copy), and a planner thread that sleeps in them waits for a core
-  // again on a loaded machine (docs/GPU.md, "Block plan").
+  // cudaEventBlockingSync): BlockRuns' and SplitTables' waits are short (a
+  // few kernels, a small copy), and a thread that sleeps in them waits for
+  // a core again on a loaded machine (docs/GPU.md, "Block plan").
   cudaError_t SpinWait() {
     if (spin_event_ == nullptr) {
       const cudaError_t e = cudaEventCreateWithFlags(&spin_event_, cudaEventDisableTiming);
@@ -1305,9 +1510,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   PlanEntry* plan_device_ = nullptr;   // a block plan's entries, until the next Run or ReleaseInput
   PinnedBuffer plan_runs_;             // a block plan's records (KeySortOutput::runs)
   uint64_t plan_block_size_ = 0;       // the last Run's block plan (0: none)
-  std::mutex replan_mu_;               // PlanBlocksFrom's calls, one at a time
-  PinnedBuffer replan_runs_;           // PlanBlocksFrom's records
-  PinnedBuffer run_count_;             // BlockRuns' count of them
+  PinnedBuffer split_io_;              // SplitTables' windows and splits
+  PinnedBuffer run_count_;             // BlockRuns' and CutSplitBlocks' block counts
   cudaEvent_t spin_event_ = nullptr;   // SpinWait's
   std::vector<cudaEvent_t> plan_events_;
   uint64_t plan_count_ = 0;    // the last Run's plan entries (0: none to wait for)

@@ -175,19 +175,16 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
     std::vector<std::unique_ptr<PlannedTable>> tables;
     uint64_t out_size = 0;
     Status status;
-    uint64_t wait_micros = 0;    // in WaitPlan
-    uint64_t replan_micros = 0;  // in PlanBlocksFrom
-    uint64_t end_micros = 0;     // from the stage's start to the range's plan end
+    uint64_t wait_micros = 0;  // in WaitPlan
+    uint64_t end_micros = 0;   // from the stage's start to the range's plan end
   };
   std::vector<RangePlan> plans(ranges);
   *plan_cpu->helpers() += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
     OutputPlanner planner(spec, input, sorted, &rp.blocks, &rp.filters, &rp.tails);
-    RangePlanner range(spec, input, sorted, device, options.replan_min_bytes, options.replan_window,
-                       starts[r], starts[r + 1], &planner);
+    RangePlanner range(input, sorted, device, starts[r], starts[r + 1], &planner);
     const Status st = range.Plan();
     rp.wait_micros = range.wait_micros();
-    rp.replan_micros = range.replan_micros();
     rp.status = st.ok() ? planner.Finish() : st;
     rp.out_size = planner.out_size();
     rp.tables = std::move(planner.tables());
@@ -225,7 +222,6 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   if (last != nullptr) {
     result->stage_micros["plan_last_end"] += last->end_micros;
     result->stage_micros["plan_last_wait"] += last->wait_micros;
-    result->stage_micros["plan_last_replan"] += last->replan_micros;
   }
   plan_cpu.reset();
 

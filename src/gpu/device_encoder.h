@@ -63,9 +63,7 @@ class PendingWrites {
 
 // GpuExecutorOptions' settings of device-encode mode.
 struct EncodeOptions {
-  uint64_t chunk_bytes = 0;       // encode_chunk_bytes
-  uint64_t replan_min_bytes = 0;  // block_replan_min_bytes
-  uint64_t replan_window = 0;     // block_replan_window
+  uint64_t chunk_bytes = 0;  // encode_chunk_bytes
   // Keys-only mode: the CPU encodes the planned tables from the host
   // arenas and entry arrays (EncodeOnHost, host_encoder.h), stage "encode",
   // instead of the device (stage "gpu_encode").

@@ -11,6 +11,7 @@
 #include "gpu/encode_common.h"
 #include "gpu/kernel_common.cuh"
 #include "gpu/plan_common.h"
+#include "gpu/split_common.h"
 #include "gpu/tail_common.h"
 
 namespace accelkv {
@@ -42,11 +43,9 @@ __global__ void NominalSizesKernel(const PlanEntry* plan, uint64_t n, uint64_t* 
 
 // One thread per kept entry: 1 where it starts a data block of its range
 // (range_starts: ranges + 1 ascending positions, from 0 to n), each taken
-// as one table from its first entry, its nominal prefix there at offset
-// (StartsBlock), else 0.
+// as one table from its first entry (StartsBlock), else 0.
 __global__ void BlockStartsKernel(const uint64_t* prefix, uint64_t n, const uint64_t* range_starts,
-                                  uint32_t ranges, uint64_t offset, uint64_t block_size,
-                                  uint32_t* flags) {
+                                  uint32_t ranges, uint64_t block_size, uint32_t* flags) {
   const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (k >= n) return;
   uint32_t lo = 0;  // the last range starting at or before k
@@ -59,7 +58,7 @@ __global__ void BlockStartsKernel(const uint64_t* prefix, uint64_t n, const uint
       hi = mid;
     }
   }
-  flags[k] = StartsBlock(prefix, k, range_starts[lo], offset, block_size) ? 1 : 0;
+  flags[k] = StartsBlock(prefix, k, range_starts[lo], block_size) ? 1 : 0;
 }
 
 // One thread per kept entry that starts a block (flags; ids: their
@@ -72,6 +71,92 @@ __global__ void BlockRunsKernel(const PlanEntry* plan, uint64_t n, const uint32_
   uint64_t end = k + 1;
   while (end < n && flags[end] == 0) ++end;
   runs[ids[k]] = MakeBlockRun(plan, k, end);
+}
+
+// Table splits (docs/GPU.md, "Table splits"; split_common.h). A window is
+// [begin, end) of one open table of a range (begin its first entry) and
+// that range's end: windows[3 * w + 0, 1, 2], ascending by begin.
+__device__ inline uint32_t WindowOf(const uint64_t* windows, uint32_t nw, uint64_t k) {
+  uint32_t lo = 0;  // the last window beginning at or before k (0 when none)
+  uint32_t hi = nw;
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (windows[3 * mid] <= k) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// One thread per kept entry of [lo, n): 1 where it starts a data block of
+// its window's table, cut from the table's first entry (StartsBlock,
+// prefix: the nominal sizes' exclusive sum over the job), else 0 (outside
+// every window too).
+__global__ void SplitBlockStartsKernel(const uint64_t* prefix, uint64_t lo, uint64_t n,
+                                       const uint64_t* windows, uint32_t nw, uint64_t block_size,
+                                       uint32_t* flags) {
+  const uint64_t k = lo + blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k >= n) return;
+  const uint32_t w = WindowOf(windows, nw, k);
+  const uint64_t begin = windows[3 * w];
+  const bool inside = k >= begin && k < windows[3 * w + 1];
+  flags[k - lo] = inside && StartsBlock(prefix, k, begin, block_size) ? 1 : 0;
+}
+
+// One thread per block start (flags, ids: their exclusive sum, from lo):
+// the block, up to the next start or its window's end, and what its
+// table's state sums over it (MakeSplitSums), keyed by its window.
+__global__ void SplitBlocksKernel(const PlanEntry* plan, uint64_t lo, uint64_t n,
+                                  const uint32_t* flags, const uint32_t* ids,
+                                  const uint64_t* windows, uint32_t nw, SplitBlock* blocks,
+                                  SplitSums* sums, uint32_t* keys) {
+  const uint64_t k = lo + blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (k >= n || flags[k - lo] == 0) return;
+  const uint32_t w = WindowOf(windows, nw, k);
+  const uint64_t window_end = windows[3 * w + 1];
+  uint64_t end = k + 1;
+  while (end < window_end && flags[end - lo] == 0) ++end;
+  const uint32_t id = ids[k - lo];
+  blocks[id] = SplitBlock{k, end, windows[3 * w], windows[3 * w + 2]};
+  sums[id] = MakeSplitSums(plan, k, end, windows[3 * w]);
+  keys[id] = w;
+}
+
+// One thread per block record of the first split round (BlockRuns' cut of
+// each range as one table, each range one window): its block, its table's
+// sums over it (SplitSumsOfRun), its window.
+__global__ void RunSplitSumsKernel(const BlockRun* runs, uint64_t n, const uint64_t* windows,
+                                   uint32_t nw, SplitBlock* blocks, SplitSums* sums,
+                                   uint32_t* keys) {
+  const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const BlockRun& b = runs[i];
+  const uint32_t w = WindowOf(windows, nw, b.first);
+  blocks[i] = SplitBlock{b.first, b.end, windows[3 * w], windows[3 * w + 2]};
+  sums[i] = SplitSumsOfRun(b, windows[3 * w]);
+  keys[i] = w;
+}
+
+// CombineSplitSums as a CUB scan operator.
+struct CombineSplitSumsOp {
+  __device__ SplitSums operator()(const SplitSums& a, const SplitSums& b) const {
+    return CombineSplitSums(a, b);
+  }
+};
+
+// One thread per block of the windows: the least entry before which its
+// table ends (FirstSplitInBlock, closed: the scan of its table's blocks
+// before it) into splits[its window] (~0 stays: none in the window).
+__global__ void FirstSplitKernel(const PlanEntry* plan, const SplitBlock* blocks,
+                                 const SplitSums* closed, const uint32_t* keys, uint64_t nb,
+                                 TableSplitRule rule, const uint64_t* grandparent_bytes,
+                                 unsigned long long* splits) {
+  const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (i >= nb) return;
+  const uint64_t e = FirstSplitInBlock(plan, blocks[i], closed[i], rule, grandparent_bytes);
+  if (e != ~uint64_t{0}) atomicMin(&splits[keys[i]], static_cast<unsigned long long>(e));
 }
 
 // One warp per output block, grid-stride: the lanes copy its entries' key

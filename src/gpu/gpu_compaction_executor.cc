@@ -15,6 +15,7 @@
 #include "gpu/job_chunks.h"
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
+#include "gpu/output_planner.h"
 
 namespace accelkv {
 
@@ -133,6 +134,9 @@ std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& opt
   gopts.min_input_bytes =
       options.gpu_compaction == GpuCompaction::kForce ? 0 : options.gpu_min_compaction_bytes;
   gopts.device_memory_fraction = options.gpu_memory_fraction;
+  // Forced: the device also splits small tables (docs/GPU.md, "Table
+  // splits"), so the database's tests with forced GPU compaction reach it.
+  if (options.gpu_compaction == GpuCompaction::kForce) gopts.device_split_min_bytes = 0;
   // Tests and measurements: the device-encode chunk size in bytes.
   const char* chunk = std::getenv("ACCELKV_GPU_ENCODE_CHUNK_BYTES");
   if (chunk != nullptr && std::strtoull(chunk, nullptr, 10) > 0) {
@@ -453,8 +457,6 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   }
   gpu::EncodeOptions encode;
   encode.chunk_bytes = options_.encode_chunk_bytes;
-  encode.replan_min_bytes = options_.block_replan_min_bytes;
-  encode.replan_window = options_.block_replan_window;
   encode.on_host = !device_encode;
   s = gpu::EncodeOutputs(spec, input, out, device_.get(), encode, encode_job_.get(), before_output,
                          defer, result);
@@ -463,7 +465,8 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   return s;
 }
 
-void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input) {
+void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec,
+                                          gpu::JobInput* input) const {
   gpu::KeySortInput& keys = input->keys;
   keys.keep_for_encode = true;
   // The device cuts the data blocks (docs/GPU.md, "Block plan");
@@ -475,10 +478,22 @@ void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec, gpu::Jo
   keys.value_offset = &input->value_offset;
   keys.value_size = &input->value_size;
   keys.grandparents.Clear();
+  keys.grandparent_bytes.assign(1, 0);
   for (const FileMetaPtr& f : spec.compaction->grandparents()) {
     const Slice largest = f->largest.Encode();
     keys.grandparents.Add(reinterpret_cast<const uint8_t*>(largest.data()), largest.size());
+    keys.grandparent_bytes.push_back(keys.grandparent_bytes.back() + f->file_size);
   }
+  // The device also splits the ranges into tables (docs/GPU.md, "Table
+  // splits") where tables are large enough to pay for its rounds.
+  const Compaction& c = *spec.compaction;
+  keys.split_tables =
+      keys.plan_block_size > 0 && c.max_output_file_size() >= options_.device_split_min_bytes;
+  keys.split = gpu::TableSplitRule{c.max_output_file_size(), c.max_grandparent_overlap_bytes(),
+                                   spec.table_options.block_size,
+                                   static_cast<uint32_t>(gpu::OutputComparatorName(spec).size()),
+                                   spec.table_options.bloom_bits_per_key};
+  keys.split_window = options_.device_split_window;
   keys.boundaries.Clear();
   for (const std::string& b : spec.compaction->subcompaction_boundaries()) {
     keys.boundaries.Add(reinterpret_cast<const uint8_t*>(b.data()), b.size());

@@ -97,18 +97,20 @@ struct GpuExecutorOptions {
   // device call's fixed cost (a launch, a synchronize) is small beside it.
   uint64_t encode_chunk_bytes = 32ull << 20;
   // Device-encode mode: the device cuts each subcompaction range's data
-  // blocks as one table (docs/GPU.md, "Block plan"); a table that starts
-  // inside a range has its blocks cut again on the device (a call from the
-  // planner thread) when the job's output tables may hold at least this
-  // many bytes (Compaction::max_output_file_size), else it is planned entry
-  // by entry. 4 MiB: a table of about 30,000 entries at 128-byte values,
-  // whose entry-by-entry plan takes a few times the device call.
-  uint64_t block_replan_min_bytes = 4ull << 20;
-  // Such a replan covers about twice the range's previous table's entries,
-  // at least this many (a table that runs past them is replanned again from
-  // where they end). 65,536: a few MB of entries, small beside a database's
-  // 64 MiB tables.
-  uint64_t block_replan_window = 64 << 10;
+  // blocks (docs/GPU.md, "Block plan"), and when the job's output tables
+  // may hold at least this many bytes (Compaction::max_output_file_size)
+  // it also splits each range into its output tables by the CPU's rule
+  // and cuts every table's blocks from its first entry ("Table splits");
+  // with smaller tables each range is cut as one table and the CPU plans
+  // its later tables entry by entry. 4 MiB: a table of about 30,000
+  // entries at 128-byte values, whose entry-by-entry plan takes a few
+  // times a split round on the device (two short waits).
+  uint64_t device_split_min_bytes = 4ull << 20;
+  // The device searches a table after a range's first for its end in a
+  // window of about twice the range's previous table's entries, at least
+  // this many (KeySortInput::split_window). 65,536: a few MB of entries,
+  // small beside a database's 64 MiB tables.
+  uint64_t device_split_window = 64 << 10;
   // Fraction of the device's free memory (at Create) one job may use.
   double device_memory_fraction = 0.5;
   // When not 0, the most device bytes one job may use (below the
@@ -206,8 +208,9 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   // from the input files' metadata (before ReadInputTables).
   bool UseDeviceEncode(const CompactionJobSpec& spec) const;
   // Sets input->keys up for the plan (both encode modes): keep_for_encode,
-  // the value arrays, the splitter's grandparents and boundaries.
-  static void SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input);
+  // the value arrays, the splitter's grandparents and boundaries, the
+  // device's block plan and table splits.
+  void SetPlanInputs(const CompactionJobSpec& spec, gpu::JobInput* input) const;
   void RecordOutcome(const Status& s, const CompactionJobResult& result);
   uint64_t NowMicros() const;
 

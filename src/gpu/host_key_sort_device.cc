@@ -130,6 +130,7 @@ class HostKeySortDevice final : public KeySortDevice {
     out->runs = nullptr;
     out->num_runs = 0;
     out->boundary_starts.clear();
+    out->table_starts.clear();
     out->bad_block = ~uint64_t{0};
     Status s = in.CheckEncodeInputs();
     if (s.ok()) s = RunStages(in, out, stage_micros);
@@ -149,7 +150,7 @@ class HostKeySortDevice final : public KeySortDevice {
       }
       plan_block_size_ = in.plan_block_size;
       if (plan_block_size_ > 0) {
-        PlanBlocks(out->boundary_starts);
+        PlanBlocks(in, out);
         out->runs = runs_.data();
         out->num_runs = runs_.size();
       }
@@ -167,41 +168,62 @@ class HostKeySortDevice final : public KeySortDevice {
   // As the CUDA device, which frees its plan entries: later reads fail.
   void ReleasePlan() override { plan_released_ = true; }
 
-  Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
-                        std::vector<BlockRun>* runs) override {
-    if (plan_block_size_ == 0 || begin >= end || end > plan_.size()) {
-      return Status::InvalidArgument("gpu: plan: no block plan of that range");
-    }
-    if (plan_released_) return Status::Aborted("gpu: plan: the plan entries were released");
-    runs->clear();
-    AppendBlockRuns(begin, end, offset, runs);
-    return Status::OK();
-  }
-
  private:
-  // The device's data blocks (BlockRuns' work on the CUDA device): each
-  // subcompaction range (from boundary_starts) cut as one table.
-  void PlanBlocks(const std::vector<uint64_t>& boundary_starts) {
+  // The device's data blocks (the CUDA device's BlockRuns): each
+  // subcompaction range (from boundary_starts) cut as one table, or with
+  // split_tables each of its tables (SplitRange).
+  void PlanBlocks(const KeySortInput& in, KeySortOutput* out) {
     std::vector<uint64_t> range;
-    (void)SubcompactionRangeStarts(boundary_starts, plan_.size(),
+    (void)SubcompactionRangeStarts(out->boundary_starts, plan_.size(),
                                    &range);  // the encoder refuses disorder
-    for (size_t r = 0; r + 1 < range.size(); ++r)
-      AppendBlockRuns(range[r], range[r + 1], 0, &runs_);
+    std::vector<uint64_t> cuts;
+    for (size_t r = 0; r + 1 < range.size(); ++r) {
+      if (in.split_tables) {
+        SplitRange(in, range[r], range[r + 1], &cuts);
+      } else {
+        cuts.push_back(range[r]);
+      }
+    }
+    if (in.split_tables) out->table_starts = cuts;
+    cuts.push_back(plan_.size());
+    for (size_t t = 0; t + 1 < cuts.size(); ++t) AppendBlockRuns(cuts[t], cuts[t + 1], &runs_);
   }
 
-  // The blocks of plan_[begin, end) by the boundary rule, a block
-  // starting at begin with the table's nominal prefix there at offset.
-  void AppendBlockRuns(uint64_t begin, uint64_t end, uint64_t offset,
-                       std::vector<BlockRun>* runs) const {
-    std::vector<uint64_t> prefix(end - begin);  // from begin
-    uint64_t sum = 0;
-    for (uint64_t i = begin; i < end; ++i) {
-      prefix[i - begin] = sum;
-      sum += NominalSize(plan_[i]);
+  // The first entries of the output tables of the range plan_[begin, end)
+  // (split_common.h), appended to *starts: each table's blocks walked in
+  // order from its start until one holds the split (the CUDA device
+  // searches a window of blocks at once: FirstSplitInBlock finds the same
+  // first entry in either order).
+  void SplitRange(const KeySortInput& in, uint64_t begin, uint64_t end,
+                  std::vector<uint64_t>* starts) const {
+    for (uint64_t s = begin; s < end;) {
+      starts->push_back(s);
+      SplitSums closed = EmptySplitSums();
+      uint64_t split = ~uint64_t{0};
+      uint64_t first = s;
+      uint64_t prefix = 0;  // the table's nominal prefix sum at i
+      for (uint64_t i = s + 1; i <= end && split == ~uint64_t{0}; ++i) {
+        const uint64_t before = prefix;
+        prefix += NominalSize(plan_[i - 1]);
+        if (i < end && !CrossesBlock(before, prefix, plan_block_size_)) continue;
+        const SplitBlock b{first, i, s, end};
+        split = FirstSplitInBlock(plan_.data(), b, closed, in.split, in.grandparent_bytes.data());
+        closed = CombineSplitSums(closed, MakeSplitSums(plan_.data(), first, i, s));
+        first = i;
+      }
+      s = split == ~uint64_t{0} ? end : split;
     }
+  }
+
+  // The blocks of plan_[begin, end) by the boundary rule, cut as one table
+  // from begin.
+  void AppendBlockRuns(uint64_t begin, uint64_t end, std::vector<BlockRun>* runs) const {
     uint64_t first = begin;
+    uint64_t prefix = 0;
     for (uint64_t i = begin + 1; i <= end; ++i) {
-      if (i < end && !StartsBlock(prefix.data(), i - begin, 0, offset, plan_block_size_)) continue;
+      const uint64_t before = prefix;
+      prefix += NominalSize(plan_[i - 1]);
+      if (i < end && !CrossesBlock(before, prefix, plan_block_size_)) continue;
       runs->push_back(MakeBlockRun(plan_.data(), first, i));
       first = i;
     }

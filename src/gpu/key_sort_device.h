@@ -38,6 +38,7 @@
 #include "gpu/host_vector.h"
 #include "gpu/key_sort_common.h"
 #include "gpu/plan_common.h"
+#include "gpu/split_common.h"
 #include "gpu/tail_common.h"
 
 namespace accelkv {
@@ -95,20 +96,45 @@ struct KeySortInput {
   // With keep_for_encode: the output tables' block size, with which Run
   // also cuts the data blocks (KeySortOutput::runs); 0: it does not.
   uint64_t plan_block_size = 0;
+  // With plan_block_size: whether Run also splits each subcompaction range
+  // into output tables by the split rule (split_common.h; docs/GPU.md,
+  // "Table splits": KeySortOutput::table_starts) and cuts every table's
+  // data blocks from its first entry; else it cuts each range as one table.
+  // grandparent_bytes[g]: the bytes of grandparent files [0, g) (one more
+  // than grandparents holds), what the rule's overlap sums.
+  bool split_tables = false;
+  TableSplitRule split{};
+  std::vector<uint64_t> grandparent_bytes{0};
+  // The CUDA device searches a table's blocks for its split in windows of
+  // about twice the range's previous table's entries, at least this many
+  // (a window without the split doubles; docs/GPU.md, "Table splits").
+  uint64_t split_window = 64 << 10;
 
   uint64_t num_entries() const { return key_offset.size(); }
+  // Whether the split rule's inputs are there: split_tables and
+  // plan_block_size set, a grandparent_bytes entry per grandparent and one
+  // more, and the rule's block size the plan's.
+  bool SplitInputsOk() const {
+    return split_tables && plan_block_size > 0 && split.block_size == plan_block_size &&
+           grandparent_bytes.size() == uint64_t{grandparents.size()} + 1;
+  }
   // The deeper levels over the host's lists.
   DeeperLevelsView DeeperView() const {
     return DeeperLevelsView{deeper_smallest.View(), deeper_largest.View(), deeper_level_end.data(),
                             static_cast<uint32_t>(deeper_level_end.size())};
   }
   // OK unless keep_for_encode is set without both value arrays of
-  // num_entries() each (InvalidArgument).
+  // num_entries() each, or split_tables without its inputs
+  // (SplitInputsOk) (InvalidArgument).
   Status CheckEncodeInputs() const {
     if (!keep_for_encode) return Status::OK();
     if (value_offset == nullptr || value_size == nullptr || value_offset->size() != num_entries() ||
         value_size->size() != num_entries()) {
       return Status::InvalidArgument("gpu: keep_for_encode needs every entry's value");
+    }
+    if (split_tables && !SplitInputsOk()) {
+      return Status::InvalidArgument(
+          "gpu: split_tables needs the block plan and every grandparent's bytes");
     }
     return Status::OK();
   }
@@ -191,12 +217,17 @@ struct KeySortOutput {
   const PlanEntry* plan = nullptr;
   // With keep_for_encode, where the device plans blocks (docs/GPU.md,
   // "Block plan"; else nullptr and 0): its data blocks in output order,
-  // each subcompaction range cut as one table from its first entry
-  // (plan_common.h, BlockRun), there when Run returns, valid as plan is.
+  // each subcompaction range cut as one table from its first entry, or with
+  // split_tables each table (plan_common.h, BlockRun), there when Run
+  // returns, valid as plan is.
   // The plan entries then come back only where a planner thread asks for
   // them (WaitPlan), from the part holding that position to its range's end.
   const BlockRun* runs = nullptr;
   uint64_t num_runs = 0;
+  // With split_tables: every output table's first output position,
+  // ascending, each range's start included (the runs are then cut from
+  // each table's start, not only from each range's); else empty.
+  std::vector<uint64_t> table_starts;
   // With keep_for_encode: for each subcompaction boundary b = 1, 2, ...
   // (KeySortInput::boundaries), at [b - 1], the first output position whose
   // PlanEntry::boundaries >= b (kept.size() when none): where the
@@ -563,20 +594,9 @@ class KeySortDevice {
   // copy failed; InvalidArgument for k past the plan.
   virtual Status WaitPlan(uint64_t k, uint64_t* ready) = 0;
 
-  // After a Run whose output has block records (KeySortOutput::runs): the
-  // data blocks of the output positions [begin, end) of one table, begin
-  // the first entry of a block, offset the table's nominal prefix sum there
-  // (0 at its first entry; docs/FORMAT.md, "Block boundary rule"), cut from
-  // the plan entries as Run cuts a range (BlockRun, positions absolute;
-  // the last block ends at end), into *runs. May be called from several
-  // threads at once. InvalidArgument outside the plan or without block
-  // records; Aborted("gpu: plan: ...") on a device failure.
-  virtual Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
-                                std::vector<BlockRun>* runs) = 0;
-
-  // The caller reads no more plan entries (WaitPlan) and asks for no more
-  // blocks (PlanBlocksFrom) of the last Run: the CUDA device frees its plan
-  // entries before the encode allocates (docs/GPU.md, "Block plan").
+  // The caller reads no more plan entries (WaitPlan) of the last Run: the
+  // CUDA device frees its plan entries before the encode allocates
+  // (docs/GPU.md, "Block plan").
   virtual void ReleasePlan() = 0;
 };
 

@@ -95,17 +95,13 @@ class OutputPlanner {
   // (plan_common.h, BlockRun) at once, as AddRun would over its entries,
   // and sets *taken; or adds nothing (*taken false) where AddRun's tests
   // would stop inside it, and the caller goes on entry by entry. b must be
-  // cut for the open table (from its first entry, or from a block start
-  // with its nominal prefix there: RangePlanner). Corruption when the
+  // cut for the open table, from its first entry (RangePlanner). Corruption when the
   // record disagrees with the plan (the block did not start at b.first, or
   // runs past the boundary rule).
   Status AddBlockRun(const BlockRun& b, bool* taken);
 
   // The tables started so far.
   size_t num_tables() const { return tables_.size(); }
-  // The open table's nominal prefix sum before the next entry (docs/
-  // FORMAT.md, "Block boundary rule"; P_i of TableBuilder).
-  uint64_t table_prefix() const { return prefix_next_; }
 
   Status Finish();
 

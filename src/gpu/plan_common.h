@@ -80,15 +80,22 @@ ACCELKV_HD inline uint64_t NominalSize(const PlanEntry& e) {
   return uint64_t{e.key_size} + e.value_size + 8;
 }
 
-// Whether entry i starts a data block where a block starts at range_start
-// (<= i) with the table's nominal prefix sum there at offset (0: the
-// table's first entry): prefix[j] is the exclusive prefix sum of the
-// nominal sizes up to j, over any origin.
-ACCELKV_HD inline bool StartsBlock(const uint64_t* prefix, uint64_t i, uint64_t range_start,
-                                   uint64_t offset, uint64_t block_size) {
-  if (i == range_start) return true;
-  const uint64_t base = prefix[range_start] - offset;
-  return (prefix[i] - base) / block_size != (prefix[i - 1] - base) / block_size;
+// The rule itself: a block starts at entry i (not the table's first)
+// when floor(P_i / B) != floor(P_{i-1} / B), P the table's nominal prefix
+// sums (TableBuilder).
+ACCELKV_HD inline bool CrossesBlock(uint64_t prefix_before, uint64_t prefix_at,
+                                    uint64_t block_size) {
+  return prefix_at / block_size != prefix_before / block_size;
+}
+
+// Whether entry i starts a data block of a table whose first entry is
+// table_start (<= i): prefix[j] is the exclusive prefix sum of the nominal
+// sizes up to j, over any origin.
+ACCELKV_HD inline bool StartsBlock(const uint64_t* prefix, uint64_t i, uint64_t table_start,
+                                   uint64_t block_size) {
+  if (i == table_start) return true;
+  const uint64_t base = prefix[table_start];
+  return CrossesBlock(prefix[i - 1] - base, prefix[i] - base, block_size);
 }
 
 // The record of the block [first, end) of plan.

@@ -17,27 +17,28 @@ constexpr ptrdiff_t kRunPrefetch = 4;
 
 }  // namespace
 
-RangePlanner::RangePlanner(const CompactionJobSpec& spec, const JobInput& input,
-                           const KeySortOutput& sorted, KeySortDevice* device,
-                           uint64_t replan_min_bytes, uint64_t replan_window, uint64_t begin,
-                           uint64_t end, OutputPlanner* planner)
+RangePlanner::RangePlanner(const JobInput& input, const KeySortOutput& sorted,
+                           KeySortDevice* device, uint64_t begin, uint64_t end,
+                           OutputPlanner* planner)
     : input_(input),
       device_(device),
-      replan_window_(replan_window),
       begin_(begin),
       end_(end),
       planner_(planner),
-      replan_(sorted.runs != nullptr &&
-              spec.compaction->max_output_file_size() >= replan_min_bytes),
       ready_(begin),
-      block_end_(begin),
-      table_start_(begin) {
-  // The range's first table's records: the device cut each range as one
-  // table from its first entry.
+      block_end_(begin) {
+  // The range's first table's records (the device cut each range, or each
+  // of its tables, from its first entry).
   if (sorted.runs != nullptr) {
     runs_end_ = sorted.runs + sorted.num_runs;
     run_ = std::lower_bound(sorted.runs, runs_end_, begin,
                             [](const BlockRun& b, uint64_t k) { return b.first < k; });
+  }
+  const std::vector<uint64_t>& starts = sorted.table_starts;
+  if (run_ != nullptr && !starts.empty()) {
+    device_splits_ = true;
+    split_ = std::upper_bound(starts.data(), starts.data() + starts.size(), begin);
+    splits_end_ = std::lower_bound(split_, starts.data() + starts.size(), end);
   }
 }
 
@@ -48,9 +49,15 @@ Status RangePlanner::Plan() {
     if (!s.ok()) return s;
     const uint64_t added = k++;
     if (planner_->num_tables() != tables_) {  // a table started at `added`
+      const bool first = tables_ == 0;
       tables_ = planner_->num_tables();
-      s = TableStarted(added, &b);
-      if (!s.ok()) return s;
+      if (!first) {
+        s = TableStarted(added, &b);
+        if (!s.ok()) return s;
+      }
+    } else if (split_ != splits_end_ && *split_ <= added) {
+      return Status::Corruption("gpu: plan: the device split a table where the CPU rule does not",
+                                std::to_string(*split_));
     }
     if (b != nullptr) {  // the rest of the block at once, if AddRun would take it
       bool taken = false;
@@ -66,15 +73,15 @@ Status RangePlanner::Plan() {
     const uint64_t limit = k < block_end_ ? std::min(ready_, block_end_) : ready_;
     k += planner_->AddRun(k, std::min(end_, limit));
   }
+  if (split_ != splits_end_) {
+    return Status::Corruption("gpu: plan: the device split a table where the CPU rule does not",
+                              std::to_string(*split_));
+  }
   return Status::OK();
 }
 
 Status RangePlanner::AddEntry(uint64_t k, const BlockRun** b) {
   if (run_ != nullptr && k >= block_end_) {
-    if (run_ == runs_end_ && window_cut_) {
-      Status s = ReplanFrom(k, planner_->table_prefix());  // the open table's next window
-      if (!s.ok()) return s;
-    }
     Status s = TakeRecord(k, b);
     if (!s.ok()) return s;
     // Add reads the previous block's last key (its index entry) and
@@ -95,42 +102,18 @@ Status RangePlanner::AddEntry(uint64_t k, const BlockRun** b) {
 }
 
 Status RangePlanner::TableStarted(uint64_t added, const BlockRun** b) {
-  if (tables_ > 1) {  // not the range's first table: the records were the previous table's
-    last_table_entries_ = added - table_start_;
-    *b = nullptr;
-    run_ = nullptr;
-    block_end_ = added;
-    window_cut_ = false;
-    if (replan_) {
-      Status s = ReplanFrom(added, 0);
-      if (!s.ok()) return s;
-      s = TakeRecord(added, b);
-      if (!s.ok()) return s;
+  if (device_splits_) {
+    if (split_ == splits_end_ || *split_ != added || *b == nullptr) {
+      return Status::Corruption("gpu: plan: the CPU rule splits a table where the device did not",
+                                std::to_string(added));
     }
+    ++split_;
+    return Status::OK();
   }
-  table_start_ = added;
+  *b = nullptr;
+  run_ = nullptr;
+  block_end_ = added;
   return Status::OK();
-}
-
-Status RangePlanner::ReplanFrom(uint64_t begin, uint64_t offset) {
-  const auto w = std::chrono::steady_clock::now();
-  uint64_t window = std::max<uint64_t>({replan_window_, 2 * last_table_entries_, 1});
-  Status s;
-  for (;;) {
-    const uint64_t wend = end_ - begin <= window ? end_ : begin + window;
-    s = device_->PlanBlocksFrom(begin, wend, offset, &replanned_);
-    if (!s.ok()) break;
-    window_cut_ = wend < end_;
-    const size_t n = replanned_.size() - (window_cut_ ? 1 : 0);
-    if (n > 0 || !window_cut_) {
-      run_ = replanned_.data();
-      runs_end_ = run_ + n;
-      break;
-    }
-    window *= 2;  // one block longer than the window
-  }
-  replan_micros_ += MicrosSince(w);
-  return s;
 }
 
 Status RangePlanner::TakeRecord(uint64_t k, const BlockRun** b) {

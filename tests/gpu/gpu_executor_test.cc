@@ -49,8 +49,11 @@ struct StagingCounts {
   int fail_run = 0;        // when not 0: Run call number fail_run (from 1) returns Aborted
   int plan_waits = 0;      // WaitPlan calls
   int fail_plan_wait = 0;  // when not 0: WaitPlan call number fail_plan_wait returns Aborted
-  int replans = 0;         // PlanBlocksFrom calls
-  int fail_replan = 0;     // when not 0: PlanBlocksFrom call number fail_replan returns Aborted
+  // The last Run's device table splits (KeySortOutput::table_starts), and
+  // when not 0 how Run alters them before the planner sees them: 1 drops
+  // the second table start, 2 moves it one entry later.
+  uint64_t table_starts = 0;
+  int alter_split = 0;
   // StageRange calls whose offset or size is not a multiple of 4 KiB, and
   // BeginStaging calls on an arena not 4 KiB aligned (direct reads stage
   // whole aligned spans of a page-aligned arena).
@@ -130,18 +133,6 @@ class CountingDevice final : public gpu::KeySortDevice {
     }
     return inner_->WaitPlan(k, ready);
   }
-  // Called from the ranges' planner threads at once: counted under a mutex.
-  Status PlanBlocksFrom(uint64_t begin, uint64_t end, uint64_t offset,
-                        std::vector<gpu::BlockRun>* runs) override {
-    {
-      std::lock_guard<std::mutex> l(plan_mu_);
-      if (++staging_->replans == staging_->fail_replan) {
-        return Status::Aborted("gpu: plan: failure injected by the test at replan",
-                               std::to_string(staging_->replans));
-      }
-    }
-    return inner_->PlanBlocksFrom(begin, end, offset, runs);
-  }
   void ReleasePlan() override { inner_->ReleasePlan(); }
   Status Run(const gpu::KeySortInput& in, gpu::KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
@@ -151,7 +142,16 @@ class CountingDevice final : public gpu::KeySortDevice {
       return Status::Aborted("gpu: sort: failure injected by the test at run",
                              std::to_string(staging_->runs));
     }
-    return inner_->Run(in, out, stage_micros);
+    Status s = inner_->Run(in, out, stage_micros);
+    staging_->table_starts = out->table_starts.size();
+    if (s.ok() && staging_->alter_split != 0 && out->table_starts.size() >= 2) {
+      if (staging_->alter_split == 1) {
+        out->table_starts.erase(out->table_starts.begin() + 1);
+      } else {
+        ++out->table_starts[1];
+      }
+    }
+    return s;
   }
 
  private:
@@ -175,8 +175,8 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     options_.min_input_bytes = 0;
     options_.max_consecutive_failures = 3;
     options_.encode_chunk_bytes = 1;      // every output table its own chunk
-    options_.block_replan_min_bytes = 0;  // the device cuts every table's blocks,
-    options_.block_replan_window = 64;    // a few blocks at a time
+    options_.device_split_min_bytes = 0;  // the device splits every job's tables,
+    options_.device_split_window = 64;    // a few blocks at a time
     std::string reason;
     gpu_ = NewExecutor(options_, &reason);
     if (gpu_ == nullptr) GTEST_SKIP() << reason;
@@ -985,10 +985,49 @@ TEST_P(GpuExecutorTest, FailedPlanWaitFailsTheJobWithNoFiles) {
   ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
-// A table starting inside a subcompaction range has its blocks cut again on
-// the device (PlanBlocksFrom); a failure there fails the job with nothing
+// The device splits each subcompaction range into its output tables
+// (docs/GPU.md, "Table splits") where the CPU executor does, with tables
+// small enough to need several windows; with device_split_min_bytes above
+// the tables' size it cuts each range as one table and the planner goes on
+// entry by entry: the same files either way.
+TEST_P(GpuExecutorTest, DeviceSplitsEveryTableWhereTheCpuDoes) {
+  Random rnd(test::TestSeed());
+  for (int iter = 0; iter < 4; ++iter) {
+    SCOPED_TRACE("iteration " + std::to_string(iter));
+    test::GpuJobShape shape;
+    shape.allow_long_values = false;
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    if (iter % 2 == 0) params.subcompaction_boundaries.clear();  // one range
+    params.max_output_file_size = (8 << 10) + rnd.Uniform(16 << 10);
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    CompactionJobResult cpu_result;
+    std::map<uint64_t, std::string> cpu_files;
+    ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+    ASSERT_LE(3u, cpu_files.size());  // tables that start inside a range
+    ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+    CompactionJobResult gpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
+    EXPECT_EQ(cpu_files.size(), staging_.table_starts);
+    EXPECT_TRUE(cpu_files == gpu_files);
+    GpuExecutorOptions options = options_;
+    options.device_split_min_bytes = params.max_output_file_size + 1;
+    std::string reason;
+    std::unique_ptr<GpuCompactionExecutor> unsplit = NewExecutor(options, &reason);
+    ASSERT_NE(nullptr, unsplit) << reason;
+    std::map<uint64_t, std::string> unsplit_files;
+    ASSERT_TRUE(Run(unsplit.get(), job, &gpu_result, &unsplit_files).ok());
+    ::unsetenv("ACCELKV_GPU_ENCODE");
+    EXPECT_EQ(0u, staging_.table_starts);
+    EXPECT_TRUE(cpu_files == unsplit_files);
+  }
+}
+
+// The planner checks every device split against the CPU rule: a split
+// dropped or moved by one entry fails the job with Corruption and nothing
 // written, and the next job is byte-identical to the CPU executor.
-TEST_P(GpuExecutorTest, FailedReplanFailsTheJobWithNoFiles) {
+TEST_P(GpuExecutorTest, DeviceSplitThatDisagreesIsCorruptionWithNoFiles) {
   Random rnd(test::TestSeed());
   test::GpuJobShape shape;
   shape.allow_long_values = false;
@@ -1000,28 +1039,25 @@ TEST_P(GpuExecutorTest, FailedReplanFailsTheJobWithNoFiles) {
   CompactionJobResult cpu_result;
   std::map<uint64_t, std::string> cpu_files;
   ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
-  ASSERT_LE(3u, cpu_files.size());  // tables that start inside the range
+  ASSERT_LE(3u, cpu_files.size());
   ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
-  for (int fail : {1, 2}) {
-    SCOPED_TRACE("failing replan " + std::to_string(fail));
-    staging_.replans = 0;
-    staging_.fail_replan = fail;
+  for (int alter : {1, 2}) {
+    SCOPED_TRACE("alteration " + std::to_string(alter));
+    staging_.alter_split = alter;
     CompactionJobResult result;
     std::map<uint64_t, std::string> files;
     const Status s = Run(gpu_.get(), job, &result, &files);
-    staging_.fail_replan = 0;
-    ASSERT_LE(fail, staging_.replans);  // every table after the first is replanned
-    EXPECT_TRUE(s.IsAborted()) << s.ToString();
-    EXPECT_NE(std::string::npos, s.ToString().find("injected by the test")) << s.ToString();
+    staging_.alter_split = 0;
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("a table where the")) << s.ToString();
     EXPECT_TRUE(result.outputs.empty());
     EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
   }
-  staging_.replans = 0;
   CompactionJobResult gpu_result;
   std::map<uint64_t, std::string> gpu_files;
   ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
   ::unsetenv("ACCELKV_GPU_ENCODE");
-  EXPECT_LE(static_cast<int>(gpu_files.size()) - 1, staging_.replans);  // windows: more
+  EXPECT_EQ(cpu_files.size(), staging_.table_starts);
   EXPECT_TRUE(cpu_files == gpu_files);
 }
 
