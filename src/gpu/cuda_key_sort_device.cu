@@ -1300,7 +1300,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   // sizes' exclusive sum (CUB), the block starts (StartsBlock), their
   // indices (CUB exclusive sum), then a record per block (MakeBlockRun,
   // positions in d_plan), copied back into *dst before it returns: *runs,
-  // *n of them; *d_runs_out: the records on the device (from mem). Uses
+  // *n of them; *d_runs_out: the records on the device (from mem; the
+  // temporaries are freed before it returns). Uses
   // stream_, run_count_ and spin_event_ (Run's).
   Status BlockRuns(uint64_t block_size, const PlanEntry* d_plan, uint64_t k,
                    const std::vector<uint64_t>& range, JobAllocations* mem, PinnedBuffer* dst,
@@ -1311,16 +1312,17 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (k == 0) return Status::OK();
     const auto ranges = static_cast<uint32_t>(range.size() - 1);
     const auto items = static_cast<int64_t>(k);
+    JobAllocations temp(stream_);  // freed on return: the records alone outlive it
     uint64_t* d_range = nullptr;
     uint64_t* d_sizes = nullptr;
     uint64_t* d_prefix = nullptr;
     uint32_t* d_flags = nullptr;
     uint32_t* d_ids = nullptr;
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_range, range.size()));
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_sizes, k));
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_prefix, k));
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_flags, k));
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_ids, k));
+    ACCELKV_CUDA_TRY("plan", temp.Alloc(&d_range, range.size()));
+    ACCELKV_CUDA_TRY("plan", temp.Alloc(&d_sizes, k));
+    ACCELKV_CUDA_TRY("plan", temp.Alloc(&d_prefix, k));
+    ACCELKV_CUDA_TRY("plan", temp.Alloc(&d_flags, k));
+    ACCELKV_CUDA_TRY("plan", temp.Alloc(&d_ids, k));
     size_t temp64 = 0;
     size_t temp32 = 0;
     ACCELKV_CUDA_TRY(
@@ -1328,7 +1330,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY(
         "plan", cub::DeviceScan::ExclusiveSum(nullptr, temp32, d_flags, d_ids, items, stream_));
     uint8_t* d_temp = nullptr;
-    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_temp, std::max(temp64, temp32)));
+    ACCELKV_CUDA_TRY("plan", temp.Alloc(&d_temp, std::max(temp64, temp32)));
     ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_range, range.data(), range.size() * 8,
                                              cudaMemcpyHostToDevice, stream_));
     NominalSizesKernel<<<Grid(k), kThreads, 0, stream_>>>(d_plan, k, d_sizes);
