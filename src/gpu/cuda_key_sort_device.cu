@@ -950,7 +950,7 @@ class CudaKeySortDevice final : public KeySortDevice {
                       &d_runs);
         if (s.ok() && in.split_tables) {
           const auto t1 = std::chrono::steady_clock::now();
-          s = SplitTables(in, d_plan, k, d_runs, n, &out->table_starts);
+          s = SplitTables(in, d_plan, keys.key_arena, k, d_runs, n, &out->table_starts);
           // A range of several tables: every table's blocks, cut from its start.
           if (s.ok() && out->table_starts.size() + 1 > plan_ranges_.size()) {
             std::vector<uint64_t> cuts = out->table_starts;
@@ -1108,8 +1108,9 @@ class CudaKeySortDevice final : public KeySortDevice {
   // its range's end (the last table) or doubles. A round waits once for
   // the splits, and a later one once more for its block count, spinning
   // (SpinWait).
-  Status SplitTables(const KeySortInput& in, const PlanEntry* d_plan, uint64_t k,
-                     const BlockRun* d_runs, uint64_t num_runs, std::vector<uint64_t>* starts) {
+  Status SplitTables(const KeySortInput& in, const PlanEntry* d_plan, const uint8_t* d_key_arena,
+                     uint64_t k, const BlockRun* d_runs, uint64_t num_runs,
+                     std::vector<uint64_t>* starts) {
     starts->clear();
     if (!in.SplitInputsOk()) {
       return Status::InvalidArgument("gpu: split: no split rule or grandparent bytes");
@@ -1159,14 +1160,14 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_windows, host, uint64_t{nw} * 24,
                                                cudaMemcpyHostToDevice, stream_));
       if (first) {
-        s = RunSplitBlocks(d_runs, num_runs, d_windows, nw, &round, &blocks);
+        s = RunSplitBlocks(d_plan, d_key_arena, d_runs, num_runs, d_windows, nw, &round, &blocks);
       } else {
-        s = CutSplitBlocks(d_plan, d_prefix, in.split.block_size, open.front().start,
+        s = CutSplitBlocks(d_plan, d_key_arena, d_prefix, in.split.block_size, open.front().start,
                            windows[3 * (nw - 1) + 1], d_windows, nw, &round, &blocks);
       }
       if (!s.ok()) return s;
       auto* d_splits = reinterpret_cast<unsigned long long*>(d_windows + 3 * uint64_t{nw});
-      s = FindSplits(d_plan, blocks, in.split, d_gp, d_splits, nw, &round);
+      s = FindSplits(d_plan, d_key_arena, blocks, in.split, d_gp, d_splits, nw, &round);
       if (!s.ok()) return s;
       ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(splits, d_splits, uint64_t{nw} * 8,
                                                cudaMemcpyDeviceToHost, stream_));
@@ -1224,15 +1225,16 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   // The first round's blocks: BlockRuns' records, each range one window.
-  Status RunSplitBlocks(const BlockRun* d_runs, uint64_t num_runs, const uint64_t* d_windows,
-                        uint32_t nw, JobAllocations* mem, SplitRoundBlocks* out) {
+  Status RunSplitBlocks(const PlanEntry* d_plan, const uint8_t* d_key_arena, const BlockRun* d_runs,
+                        uint64_t num_runs, const uint64_t* d_windows, uint32_t nw,
+                        JobAllocations* mem, SplitRoundBlocks* out) {
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->blocks, num_runs));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->sums, num_runs));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->keys, num_runs));
     out->n = num_runs;
     if (num_runs == 0) return Status::OK();
-    RunSplitSumsKernel<<<Grid(num_runs), kThreads, 0, stream_>>>(d_runs, num_runs, d_windows, nw,
-                                                                 out->blocks, out->sums, out->keys);
+    RunSplitSumsKernel<<<Grid(num_runs), kThreads, 0, stream_>>>(
+        d_plan, d_key_arena, d_runs, num_runs, d_windows, nw, out->blocks, out->sums, out->keys);
     ACCELKV_CUDA_TRY("plan", cudaGetLastError());
     return Status::OK();
   }
@@ -1240,9 +1242,10 @@ class CudaKeySortDevice final : public KeySortDevice {
   // A later round's blocks: the windows' entries [lo, hi) cut from each
   // window's start (SplitBlockStartsKernel, an exclusive sum numbering the
   // starts, a wait for their count, SplitBlocksKernel).
-  Status CutSplitBlocks(const PlanEntry* d_plan, const uint64_t* d_prefix, uint64_t block_size,
-                        uint64_t lo, uint64_t hi, const uint64_t* d_windows, uint32_t nw,
-                        JobAllocations* mem, SplitRoundBlocks* out) {
+  Status CutSplitBlocks(const PlanEntry* d_plan, const uint8_t* d_key_arena,
+                        const uint64_t* d_prefix, uint64_t block_size, uint64_t lo, uint64_t hi,
+                        const uint64_t* d_windows, uint32_t nw, JobAllocations* mem,
+                        SplitRoundBlocks* out) {
     const uint64_t n = hi - lo;
     uint32_t* d_flags = nullptr;
     uint32_t* d_ids = nullptr;
@@ -1263,8 +1266,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->blocks, out->n));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->sums, out->n));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&out->keys, out->n));
-    SplitBlocksKernel<<<Grid(n), kThreads, 0, stream_>>>(d_plan, lo, hi, d_flags, d_ids, d_windows,
-                                                         nw, out->blocks, out->sums, out->keys);
+    SplitBlocksKernel<<<Grid(n), kThreads, 0, stream_>>>(d_plan, d_key_arena, lo, hi, d_flags,
+                                                         d_ids, d_windows, nw, out->blocks,
+                                                         out->sums, out->keys);
     ACCELKV_CUDA_TRY("plan", cudaGetLastError());
     return Status::OK();
   }
@@ -1272,9 +1276,9 @@ class CudaKeySortDevice final : public KeySortDevice {
   // The least split of each window into d_splits[window] (~0: none): the
   // sums of each block's table before it (ExclusiveScanByKey by window),
   // then FirstSplitKernel.
-  Status FindSplits(const PlanEntry* d_plan, const SplitRoundBlocks& b, const TableSplitRule& rule,
-                    const uint64_t* d_gp, unsigned long long* d_splits, uint32_t nw,
-                    JobAllocations* mem) {
+  Status FindSplits(const PlanEntry* d_plan, const uint8_t* d_key_arena, const SplitRoundBlocks& b,
+                    const TableSplitRule& rule, const uint64_t* d_gp, unsigned long long* d_splits,
+                    uint32_t nw, JobAllocations* mem) {
     ACCELKV_CUDA_TRY("plan", cudaMemsetAsync(d_splits, 0xff, uint64_t{nw} * 8, stream_));
     if (b.n == 0) return Status::OK();
     SplitSums* d_closed = nullptr;
@@ -1289,8 +1293,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("plan", cub::DeviceScan::ExclusiveScanByKey(
                                  d_temp, temp, b.keys, b.sums, d_closed, CombineSplitSumsOp{},
                                  EmptySplitSums(), blocks, cuda::std::equal_to<>{}, stream_));
-    FirstSplitKernel<<<Grid(b.n), kThreads, 0, stream_>>>(d_plan, b.blocks, d_closed, b.keys, b.n,
-                                                          rule, d_gp, d_splits);
+    FirstSplitKernel<<<Grid(b.n), kThreads, 0, stream_>>>(d_plan, d_key_arena, b.blocks, d_closed,
+                                                          b.keys, b.n, rule, d_gp, d_splits);
     ACCELKV_CUDA_TRY("plan", cudaGetLastError());
     return Status::OK();
   }

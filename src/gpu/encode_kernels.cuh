@@ -108,8 +108,8 @@ __global__ void SplitBlockStartsKernel(const uint64_t* prefix, uint64_t lo, uint
 // One thread per block start (flags, ids: their exclusive sum, from lo):
 // the block, up to the next start or its window's end, and what its
 // table's state sums over it (MakeSplitSums), keyed by its window.
-__global__ void SplitBlocksKernel(const PlanEntry* plan, uint64_t lo, uint64_t n,
-                                  const uint32_t* flags, const uint32_t* ids,
+__global__ void SplitBlocksKernel(const PlanEntry* plan, const uint8_t* key_arena, uint64_t lo,
+                                  uint64_t n, const uint32_t* flags, const uint32_t* ids,
                                   const uint64_t* windows, uint32_t nw, SplitBlock* blocks,
                                   SplitSums* sums, uint32_t* keys) {
   const uint64_t k = lo + blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
@@ -120,14 +120,15 @@ __global__ void SplitBlocksKernel(const PlanEntry* plan, uint64_t lo, uint64_t n
   while (end < window_end && flags[end - lo] == 0) ++end;
   const uint32_t id = ids[k - lo];
   blocks[id] = SplitBlock{k, end, windows[3 * w], windows[3 * w + 2]};
-  sums[id] = MakeSplitSums(plan, k, end, windows[3 * w]);
+  sums[id] = MakeSplitSums(plan, key_arena, k, end, windows[3 * w]);
   keys[id] = w;
 }
 
 // One thread per block record of the first split round (BlockRuns' cut of
 // each range as one table, each range one window): its block, its table's
 // sums over it (SplitSumsOfRun), its window.
-__global__ void RunSplitSumsKernel(const BlockRun* runs, uint64_t n, const uint64_t* windows,
+__global__ void RunSplitSumsKernel(const PlanEntry* plan, const uint8_t* key_arena,
+                                   const BlockRun* runs, uint64_t n, const uint64_t* windows,
                                    uint32_t nw, SplitBlock* blocks, SplitSums* sums,
                                    uint32_t* keys) {
   const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
@@ -135,7 +136,7 @@ __global__ void RunSplitSumsKernel(const BlockRun* runs, uint64_t n, const uint6
   const BlockRun& b = runs[i];
   const uint32_t w = WindowOf(windows, nw, b.first);
   blocks[i] = SplitBlock{b.first, b.end, windows[3 * w], windows[3 * w + 2]};
-  sums[i] = SplitSumsOfRun(b, windows[3 * w]);
+  sums[i] = SplitSumsOfRun(plan, key_arena, b, windows[3 * w]);
   keys[i] = w;
 }
 
@@ -149,13 +150,14 @@ struct CombineSplitSumsOp {
 // One thread per block of the windows: the least entry before which its
 // table ends (FirstSplitInBlock, closed: the scan of its table's blocks
 // before it) into splits[its window] (~0 stays: none in the window).
-__global__ void FirstSplitKernel(const PlanEntry* plan, const SplitBlock* blocks,
-                                 const SplitSums* closed, const uint32_t* keys, uint64_t nb,
-                                 TableSplitRule rule, const uint64_t* grandparent_bytes,
-                                 unsigned long long* splits) {
+__global__ void FirstSplitKernel(const PlanEntry* plan, const uint8_t* key_arena,
+                                 const SplitBlock* blocks, const SplitSums* closed,
+                                 const uint32_t* keys, uint64_t nb, TableSplitRule rule,
+                                 const uint64_t* grandparent_bytes, unsigned long long* splits) {
   const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (i >= nb) return;
-  const uint64_t e = FirstSplitInBlock(plan, blocks[i], closed[i], rule, grandparent_bytes);
+  const uint64_t e =
+      FirstSplitInBlock(plan, key_arena, blocks[i], closed[i], rule, grandparent_bytes);
   if (e != ~uint64_t{0}) atomicMin(&splits[keys[i]], static_cast<unsigned long long>(e));
 }
 

@@ -207,8 +207,9 @@ class HostKeySortDevice final : public KeySortDevice {
         prefix += NominalSize(plan_[i - 1]);
         if (i < end && !CrossesBlock(before, prefix, plan_block_size_)) continue;
         const SplitBlock b{first, i, s, end};
-        split = FirstSplitInBlock(plan_.data(), b, closed, in.split, in.grandparent_bytes.data());
-        closed = CombineSplitSums(closed, MakeSplitSums(plan_.data(), first, i, s));
+        split = FirstSplitInBlock(plan_.data(), in.key_arena, b, closed, in.split,
+                                  in.grandparent_bytes.data());
+        closed = CombineSplitSums(closed, MakeSplitSums(plan_.data(), in.key_arena, first, i, s));
         first = i;
       }
       s = split == ~uint64_t{0} ? end : split;

@@ -138,12 +138,35 @@ ACCELKV_HD inline bool AddsFilterKey(const PlanEntry& e, uint64_t k, uint64_t ta
   return k == table_start || (e.flags & kPlanSameUserKey) == 0;
 }
 
+// The length of the common prefix of a and b, at most limit bytes (both
+// hold at least limit).
+ACCELKV_HD inline uint32_t CommonPrefix(const uint8_t* a, const uint8_t* b, uint32_t limit) {
+  uint32_t i = 0;
+  while (i < limit && a[i] == b[i]) ++i;
+  return i;
+}
+
+// The common prefix of the internal keys of plan entries i and j, at most
+// limit bytes. Internal keys in output order are not in byte order (a user
+// key that is a prefix of the next is followed by its trailer's bytes), so
+// the least PlanEntry::shared between i and j is only a lower bound of it:
+// the index block's prefix needs the keys themselves (it is the common
+// prefix of the data blocks' last keys, and so the least one of adjacent
+// last keys).
+ACCELKV_HD inline uint32_t CommonKeyPrefix(const PlanEntry* plan, const uint8_t* key_arena,
+                                           uint64_t i, uint64_t j, uint32_t limit) {
+  limit = plan[i].key_size < limit ? plan[i].key_size : limit;
+  limit = plan[j].key_size < limit ? plan[j].key_size : limit;
+  return CommonPrefix(key_arena + plan[i].key_offset, key_arena + plan[j].key_offset, limit);
+}
+
 // The sums over a data block of the table starting at table_start, from
-// its record (plan_common.h: the device's block plan has them).
-ACCELKV_HD inline SplitSums SplitSumsOfRun(const BlockRun& b, uint64_t table_start) {
+// its record (plan_common.h: the device's block plan has them); plan and
+// key_arena for its last key's common prefix with the key before it.
+ACCELKV_HD inline SplitSums SplitSumsOfRun(const PlanEntry* plan, const uint8_t* key_arena,
+                                           const BlockRun& b, uint64_t table_start) {
   const uint64_t n = b.end - b.first;
   const uint32_t prefix = b.min_shared < b.head.key_size ? b.min_shared : b.head.key_size;
-  const uint32_t shared = b.min_shared < b.head.shared ? b.min_shared : b.head.shared;
   SplitSums s;
   s.data_bytes = BlockLayoutSize(
                      n, prefix, b.head.key_size + b.key_bytes, b.head.value_size + b.value_bytes,
@@ -152,7 +175,9 @@ ACCELKV_HD inline SplitSums SplitSumsOfRun(const BlockRun& b, uint64_t table_sta
   s.index_key_bytes = b.last_key_size;
   s.filter_keys = b.filter_keys + (AddsFilterKey(b.head, b.first, table_start) ? 1 : 0);
   s.blocks = 1;
-  s.index_shared = b.first == table_start ? ~uint32_t{0} : shared;
+  s.index_shared = b.first == table_start
+                       ? ~uint32_t{0}
+                       : CommonKeyPrefix(plan, key_arena, b.first - 1, b.end - 1, ~uint32_t{0});
   s.first_key_size = b.last_key_size;
   s.min_key_size = b.last_key_size;
   s.max_key_size = b.last_key_size;
@@ -161,13 +186,14 @@ ACCELKV_HD inline SplitSums SplitSumsOfRun(const BlockRun& b, uint64_t table_sta
 
 // The sums over the data block plan[first, end) of the table starting at
 // table_start.
-ACCELKV_HD inline SplitSums MakeSplitSums(const PlanEntry* plan, uint64_t first, uint64_t end,
-                                          uint64_t table_start) {
-  return SplitSumsOfRun(MakeBlockRun(plan, first, end), table_start);
+ACCELKV_HD inline SplitSums MakeSplitSums(const PlanEntry* plan, const uint8_t* key_arena,
+                                          uint64_t first, uint64_t end, uint64_t table_start) {
+  return SplitSumsOfRun(plan, key_arena, MakeBlockRun(plan, first, end), table_start);
 }
 
 // The index block's size with one more key (key_size bytes, sharing
-// `shared` bytes with the last key of the blocks closed: closed), each
+// `shared` bytes with the last key of the blocks closed, or at least as
+// many as their common prefix: closed), each
 // entry's value a 16-byte handle: BlockBuilder::SizeWith.
 ACCELKV_HD inline uint64_t IndexSizeWith(const SplitSums& closed, uint32_t key_size,
                                          uint32_t shared) {
@@ -206,17 +232,24 @@ struct SplitBlock {
 
 // The first entry e in (b.first, b.end], e < b.range_end, before which
 // OutputSplitter stops the table, given closed: the sums over the table's
-// blocks before b; or ~0 when none. grandparent_bytes[g]: the grandparent
-// files [0, g)'s bytes (PlanEntry::grandparents indexes it).
-ACCELKV_HD inline uint64_t FirstSplitInBlock(const PlanEntry* plan, const SplitBlock& b,
-                                             const SplitSums& closed, const TableSplitRule& rule,
+// blocks before b; or ~0 when none. key_arena holds the plan entries'
+// keys; grandparent_bytes[g]: the grandparent files [0, g)'s bytes
+// (PlanEntry::grandparents indexes it).
+ACCELKV_HD inline uint64_t FirstSplitInBlock(const PlanEntry* plan, const uint8_t* key_arena,
+                                             const SplitBlock& b, const SplitSums& closed,
+                                             const TableSplitRule& rule,
                                              const uint64_t* grandparent_bytes) {
   const uint32_t smallest = plan[b.table_start].key_size;
   const uint64_t overlap_base = grandparent_bytes[plan[b.table_start].grandparents];
   const uint64_t last = b.end < b.range_end ? b.end : b.range_end - 1;
   OpenBlockSizes block;
   uint64_t filter_keys = closed.filter_keys;
-  uint32_t shared = ~uint32_t{0};  // the open block's keys with the last closed block's last key
+  // The least PlanEntry::shared of the open block's entries: a lower bound
+  // of its last key's common prefix with the last closed block's.
+  uint32_t shared = ~uint32_t{0};
+  // The closed blocks' index keys' common prefix.
+  uint32_t closed_prefix = closed.first_key_size;
+  closed_prefix = closed.index_shared < closed_prefix ? closed.index_shared : closed_prefix;
   uint32_t fixed_key_size = ~uint32_t{0};
   uint64_t fixed_part = 0;
   for (uint64_t e = b.first;; ++e) {
@@ -232,8 +265,15 @@ ACCELKV_HD inline uint64_t FirstSplitInBlock(const PlanEntry* plan, const SplitB
           fixed_key_size = last_key;
           fixed_part = TableFixedPart(rule.comparator_size, smallest, last_key);
         }
-        uint64_t size = fixed_part + closed.data_bytes + IndexSizeWith(closed, last_key, shared) +
-                        block.Size() + kTrailerBytes;
+        // Only below the closed prefix does the bound differ from the
+        // index's: then the keys are read.
+        uint32_t index_shared = shared;
+        if (closed.blocks > 0 && shared < closed_prefix) {
+          index_shared = CommonKeyPrefix(plan, key_arena, b.first - 1, e - 1, closed_prefix);
+        }
+        uint64_t size = fixed_part + closed.data_bytes +
+                        IndexSizeWith(closed, last_key, index_shared) + block.Size() +
+                        kTrailerBytes;
         if (rule.bloom_bits > 0) {
           size += BloomFilterSize(BloomNumLines(filter_keys, rule.bloom_bits)) + kTrailerBytes;
         }
