@@ -1162,7 +1162,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (first) {
         s = RunSplitBlocks(d_plan, d_key_arena, d_runs, num_runs, d_windows, nw, &round, &blocks);
       } else {
-        s = CutSplitBlocks(d_plan, d_key_arena, d_prefix, in.split.block_size, open.front().start,
+        s = CutSplitBlocks(d_plan, d_key_arena, d_prefix, plan_block_size_, open.front().start,
                            windows[3 * (nw - 1) + 1], d_windows, nw, &round, &blocks);
       }
       if (!s.ok()) return s;

@@ -34,6 +34,23 @@ __global__ void BoundaryStartsKernel(const PlanEntry* plan, uint64_t n, uint32_t
   if (i < nb) starts[i] = BoundaryStart(plan, n, static_cast<uint32_t>(i + 1));
 }
 
+// The last of n ascending starts (starts[i * stride]) at or before k: 0
+// when none (BlockStartsKernel's ranges, the split rounds' windows).
+__device__ inline uint32_t LastStartAtOrBefore(const uint64_t* starts, uint32_t stride, uint32_t n,
+                                               uint64_t k) {
+  uint32_t lo = 0;
+  uint32_t hi = n;
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (starts[uint64_t{stride} * mid] <= k) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 // Block plan (docs/GPU.md, "Block plan"). One thread per kept entry: its
 // nominal size, which an exclusive sum turns into the prefix sums.
 __global__ void NominalSizesKernel(const PlanEntry* plan, uint64_t n, uint64_t* sizes) {
@@ -48,17 +65,8 @@ __global__ void BlockStartsKernel(const uint64_t* prefix, uint64_t n, const uint
                                   uint32_t ranges, uint64_t block_size, uint32_t* flags) {
   const uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
   if (k >= n) return;
-  uint32_t lo = 0;  // the last range starting at or before k
-  uint32_t hi = ranges;
-  while (hi - lo > 1) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (range_starts[mid] <= k) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  flags[k] = StartsBlock(prefix, k, range_starts[lo], block_size) ? 1 : 0;
+  const uint32_t r = LastStartAtOrBefore(range_starts, 1, ranges, k);
+  flags[k] = StartsBlock(prefix, k, range_starts[r], block_size) ? 1 : 0;
 }
 
 // One thread per kept entry that starts a block (flags; ids: their
@@ -77,17 +85,7 @@ __global__ void BlockRunsKernel(const PlanEntry* plan, uint64_t n, const uint32_
 // [begin, end) of one open table of a range (begin its first entry) and
 // that range's end: windows[3 * w + 0, 1, 2], ascending by begin.
 __device__ inline uint32_t WindowOf(const uint64_t* windows, uint32_t nw, uint64_t k) {
-  uint32_t lo = 0;  // the last window beginning at or before k (0 when none)
-  uint32_t hi = nw;
-  while (hi - lo > 1) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (windows[3 * mid] <= k) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return LastStartAtOrBefore(windows, 3, nw, k);
 }
 
 // One thread per kept entry of [lo, n): 1 where it starts a data block of

@@ -490,7 +490,6 @@ void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec,
   keys.split_tables =
       keys.plan_block_size > 0 && c.max_output_file_size() >= options_.device_split_min_bytes;
   keys.split = gpu::TableSplitRule{c.max_output_file_size(), c.max_grandparent_overlap_bytes(),
-                                   spec.table_options.block_size,
                                    static_cast<uint32_t>(gpu::OutputComparatorName(spec).size()),
                                    spec.table_options.bloom_bits_per_key};
   keys.split_window = options_.device_split_window;

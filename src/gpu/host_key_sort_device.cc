@@ -200,18 +200,14 @@ class HostKeySortDevice final : public KeySortDevice {
       starts->push_back(s);
       SplitSums closed = EmptySplitSums();
       uint64_t split = ~uint64_t{0};
-      uint64_t first = s;
-      uint64_t prefix = 0;  // the table's nominal prefix sum at i
-      for (uint64_t i = s + 1; i <= end && split == ~uint64_t{0}; ++i) {
-        const uint64_t before = prefix;
-        prefix += NominalSize(plan_[i - 1]);
-        if (i < end && !CrossesBlock(before, prefix, plan_block_size_)) continue;
-        const SplitBlock b{first, i, s, end};
+      ForEachBlock(plan_.data(), s, end, plan_block_size_, [&](uint64_t first, uint64_t last) {
+        const SplitBlock b{first, last, s, end};
         split = FirstSplitInBlock(plan_.data(), in.key_arena, b, closed, in.split,
                                   in.grandparent_bytes.data());
-        closed = CombineSplitSums(closed, MakeSplitSums(plan_.data(), in.key_arena, first, i, s));
-        first = i;
-      }
+        closed =
+            CombineSplitSums(closed, MakeSplitSums(plan_.data(), in.key_arena, first, last, s));
+        return split == ~uint64_t{0};
+      });
       s = split == ~uint64_t{0} ? end : split;
     }
   }
@@ -219,15 +215,10 @@ class HostKeySortDevice final : public KeySortDevice {
   // The blocks of plan_[begin, end) by the boundary rule, cut as one table
   // from begin.
   void AppendBlockRuns(uint64_t begin, uint64_t end, std::vector<BlockRun>* runs) const {
-    uint64_t first = begin;
-    uint64_t prefix = 0;
-    for (uint64_t i = begin + 1; i <= end; ++i) {
-      const uint64_t before = prefix;
-      prefix += NominalSize(plan_[i - 1]);
-      if (i < end && !CrossesBlock(before, prefix, plan_block_size_)) continue;
-      runs->push_back(MakeBlockRun(plan_.data(), first, i));
-      first = i;
-    }
+    ForEachBlock(plan_.data(), begin, end, plan_block_size_, [&](uint64_t first, uint64_t last) {
+      runs->push_back(MakeBlockRun(plan_.data(), first, last));
+      return true;
+    });
   }
 
   Status RunStages(const KeySortInput& in, KeySortOutput* out,

@@ -112,10 +112,10 @@ struct KeySortInput {
 
   uint64_t num_entries() const { return key_offset.size(); }
   // Whether the split rule's inputs are there: split_tables and
-  // plan_block_size set, a grandparent_bytes entry per grandparent and one
-  // more, and the rule's block size the plan's.
+  // plan_block_size (the tables' block size) set, a grandparent_bytes entry
+  // per grandparent and one more.
   bool SplitInputsOk() const {
-    return split_tables && plan_block_size > 0 && split.block_size == plan_block_size &&
+    return split_tables && plan_block_size > 0 &&
            grandparent_bytes.size() == uint64_t{grandparents.size()} + 1;
   }
   // The deeper levels over the host's lists.

@@ -98,6 +98,23 @@ ACCELKV_HD inline bool StartsBlock(const uint64_t* prefix, uint64_t i, uint64_t 
   return CrossesBlock(prefix[i - 1] - base, prefix[i] - base, block_size);
 }
 
+// Calls fn(first, end) for each data block of plan[begin, end), cut as one
+// table from begin (the boundary rule, CrossesBlock), in order, until fn
+// returns false: the host's walk (host reference, tests).
+template <typename Fn>
+inline void ForEachBlock(const PlanEntry* plan, uint64_t begin, uint64_t end, uint64_t block_size,
+                         Fn&& fn) {
+  uint64_t first = begin;
+  uint64_t prefix = 0;  // the table's nominal prefix sum at i
+  for (uint64_t i = begin + 1; i <= end; ++i) {
+    const uint64_t before = prefix;
+    prefix += NominalSize(plan[i - 1]);
+    if (i < end && !CrossesBlock(before, prefix, block_size)) continue;
+    if (!fn(first, i)) return;
+    first = i;
+  }
+}
+
 // The record of the block [first, end) of plan.
 ACCELKV_HD inline BlockRun MakeBlockRun(const PlanEntry* plan, uint64_t first, uint64_t end) {
   BlockRun b;

@@ -36,7 +36,6 @@ RangePlanner::RangePlanner(const JobInput& input, const KeySortOutput& sorted,
   }
   const std::vector<uint64_t>& starts = sorted.table_starts;
   if (run_ != nullptr && !starts.empty()) {
-    device_splits_ = true;
     split_ = std::upper_bound(starts.data(), starts.data() + starts.size(), begin);
     splits_end_ = std::lower_bound(split_, starts.data() + starts.size(), end);
   }
@@ -102,7 +101,7 @@ Status RangePlanner::AddEntry(uint64_t k, const BlockRun** b) {
 }
 
 Status RangePlanner::TableStarted(uint64_t added, const BlockRun** b) {
-  if (device_splits_) {
+  if (split_ != nullptr) {  // the device split
     if (split_ == splits_end_ || *split_ != added || *b == nullptr) {
       return Status::Corruption("gpu: plan: the CPU rule splits a table where the device did not",
                                 std::to_string(added));

@@ -55,11 +55,10 @@ class RangePlanner {
   const BlockRun* run_ = nullptr;  // the next record (nullptr: none, entry by entry)
   const BlockRun* runs_end_ = nullptr;
   // The device's table splits inside the range (KeySortOutput::
-  // table_starts after begin), the next one first; device_splits_: there
-  // are such (every table's blocks have records).
+  // table_starts after begin), the next one first; nullptr when the device
+  // did not split (else every table's blocks have records).
   const uint64_t* split_ = nullptr;
   const uint64_t* splits_end_ = nullptr;
-  bool device_splits_ = false;
   uint64_t ready_;      // the plan entries [begin, ready_) are on the host
   uint64_t block_end_;  // the last record's block end
   size_t tables_ = 0;   // planner_->num_tables() after the last entry

@@ -41,7 +41,6 @@ namespace gpu {
 struct TableSplitRule {
   uint64_t max_output_file_size;  // Compaction::max_output_file_size
   uint64_t max_grandparent_overlap;
-  uint64_t block_size;       // TableOptions::block_size
   uint32_t comparator_size;  // the comparator name's (OutputComparatorName)
   int32_t bloom_bits;        // TableOptions::bloom_bits_per_key (<= 0: no filter)
 };

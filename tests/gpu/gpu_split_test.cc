@@ -36,24 +36,19 @@ class NullSink final : public WritableFile {
 // The first table split of plan[0, n) by the rule, blocks walked in order
 // as the host reference does (HostKeySortDevice::SplitRange).
 uint64_t FirstSplit(const std::vector<gpu::PlanEntry>& plan, const std::string& arena,
-                    const gpu::TableSplitRule& rule, const std::vector<uint64_t>& gp_bytes) {
+                    uint64_t block_size, const gpu::TableSplitRule& rule,
+                    const std::vector<uint64_t>& gp_bytes) {
   const uint64_t n = plan.size();
   gpu::SplitSums closed = gpu::EmptySplitSums();
-  uint64_t first = 0;
-  uint64_t prefix = 0;
-  for (uint64_t i = 1; i <= n; ++i) {
-    const uint64_t before = prefix;
-    prefix += gpu::NominalSize(plan[i - 1]);
-    if (i < n && !gpu::CrossesBlock(before, prefix, rule.block_size)) continue;
-    const gpu::SplitBlock b{first, i, 0, n};
-    const uint64_t split =
-        gpu::FirstSplitInBlock(plan.data(), Bytes(arena), b, closed, rule, gp_bytes.data());
-    if (split != ~uint64_t{0}) return split;
+  uint64_t split = ~uint64_t{0};
+  gpu::ForEachBlock(plan.data(), 0, n, block_size, [&](uint64_t first, uint64_t end) {
+    const gpu::SplitBlock b{first, end, 0, n};
+    split = gpu::FirstSplitInBlock(plan.data(), Bytes(arena), b, closed, rule, gp_bytes.data());
     closed =
-        gpu::CombineSplitSums(closed, gpu::MakeSplitSums(plan.data(), Bytes(arena), first, i, 0));
-    first = i;
-  }
-  return ~uint64_t{0};
+        gpu::CombineSplitSums(closed, gpu::MakeSplitSums(plan.data(), Bytes(arena), first, end, 0));
+    return split == ~uint64_t{0};
+  });
+  return split;
 }
 
 TEST(GpuSplitTest, EstimateIsTableBuildersAtEveryEntry) {
@@ -130,33 +125,26 @@ TEST(GpuSplitTest, EstimateIsTableBuildersAtEveryEntry) {
     // The blocks of a table cut from 0: each one's index key's common
     // prefix with the one before (SplitSums::index_shared) against the
     // keys' bytes, and the dips the keys hold.
-    {
-      uint64_t prefix = 0;
-      uint64_t first = 0;
-      uint32_t least = ~uint32_t{0};
-      for (uint64_t i = 1; i <= keys.size(); ++i) {
-        const uint64_t before = prefix;
-        prefix += gpu::NominalSize(plan[i - 1]);
-        least = std::min(least, plan[i - 1].shared);
-        if (i < keys.size() && !gpu::CrossesBlock(before, prefix, topt.block_size)) continue;
-        const gpu::SplitSums sums = gpu::MakeSplitSums(plan.data(), Bytes(arena), first, i, 0);
-        if (first > 0) {
+    gpu::ForEachBlock(
+        plan.data(), 0, keys.size(), topt.block_size, [&](uint64_t first, uint64_t end) {
+          const gpu::SplitSums sums = gpu::MakeSplitSums(plan.data(), Bytes(arena), first, end, 0);
+          if (first == 0) {
+            EXPECT_EQ(~uint32_t{0}, sums.index_shared);
+            return true;
+          }
           const std::string& a = keys[first - 1];
-          const std::string& b = keys[i - 1];
+          const std::string& b = keys[end - 1];
           uint32_t common = 0;
           while (common < std::min(a.size(), b.size()) && a[common] == b[common]) ++common;
-          ASSERT_EQ(common, sums.index_shared) << "block at " << first;
+          EXPECT_EQ(common, sums.index_shared) << "block at " << first;
+          uint32_t least = ~uint32_t{0};
+          for (uint64_t j = first; j < end; ++j) least = std::min(least, plan[j].shared);
           dips += common > least;
-        } else {
-          ASSERT_EQ(~uint32_t{0}, sums.index_shared);
-        }
-        first = i;
-        least = ~uint32_t{0};
-      }
-    }
+          return true;
+        });
+    if (HasFailure()) return;
     gpu::TableSplitRule rule{};
     rule.max_grandparent_overlap = ~uint64_t{0};
-    rule.block_size = topt.block_size;
     rule.comparator_size = static_cast<uint32_t>(std::string(BytewiseComparator()->Name()).size());
     rule.bloom_bits = topt.bloom_bits_per_key;
     const std::vector<uint64_t> gp_bytes{0};
@@ -170,7 +158,7 @@ TEST(GpuSplitTest, EstimateIsTableBuildersAtEveryEntry) {
           const bool same = (plan[j].flags & gpu::kPlanSameUserKey) != 0;
           if (!same && estimate[j] >= limit) expected = j;
         }
-        ASSERT_EQ(expected, FirstSplit(plan, arena, rule, gp_bytes))
+        ASSERT_EQ(expected, FirstSplit(plan, arena, topt.block_size, rule, gp_bytes))
             << "limit " << limit << " (entry " << e << ")";
       }
     }
