@@ -7,6 +7,7 @@
 #include "keys.h"
 #include "rng.h"
 #include "table/table_builder.h"
+#include "table/table_cache.h"
 #include "util/filename.h"
 #include "values.h"
 
@@ -170,8 +171,12 @@ Status CompactJob::Build(const CompactJobShape& shape, accelkv::Env* env, const 
 
   p.max_output_file_size = shape.target_file_size;
   p.max_grandparent_overlap_bytes = 10 * shape.target_file_size;
-  p.subcompaction_boundaries = accelkv::GenSubcompactionBoundaries(p, accelkv::BytewiseComparator(),
-                                                                   shape.max_subcompactions);
+  // The ranges balance the inputs' bytes by their indexes, as the
+  // database's jobs do (DBImpl::RunCompaction; subcompaction_boundaries.h).
+  accelkv::TableCache cache(dbname, env, job->topt_, 1000);
+  p.subcompaction_boundaries = accelkv::GenSubcompactionBoundaries(
+      p, accelkv::BytewiseComparator(), shape.max_subcompactions,
+      accelkv::TableCacheOffsets(&cache));
   job->compaction_ = std::make_unique<accelkv::Compaction>(std::move(p), &job->icmp_);
   job->input_entries_ = all.size();
   job->expected_ = Expected(std::move(all), job->snapshots_);

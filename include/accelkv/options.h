@@ -181,10 +181,11 @@ struct Options {
   int max_background_jobs = 2;
   // Key ranges one compaction is cut into, each run on its own thread by
   // the CPU executor (RocksDB max_subcompactions). The ranges balance the
-  // input files' bytes, with boundaries at input files' smallest/largest
-  // user keys; the output files are cut at every boundary, so the output is
-  // the same with or without the threads. Default 1 (one thread per job);
-  // clamped to [1, 256].
+  // input files' bytes (by the files' indexes, read when the job starts),
+  // with boundaries at input files' smallest/largest user keys; the output
+  // files are cut at every boundary, so the output is the same with or
+  // without the threads. Default 1 (one thread per job); clamped to
+  // [1, 256].
   int max_subcompactions = 1;
 
   // --- GPU compaction (docs/GPU.md) ---

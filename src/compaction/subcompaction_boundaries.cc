@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "table/table.h"
+#include "util/internal_key.h"
+
 namespace accelkv {
 
 namespace {
@@ -16,11 +19,48 @@ size_t IndexOf(const std::vector<std::string>& candidates, const Comparator* ucm
   return static_cast<size_t>(it - candidates.begin());
 }
 
+// Step 3 with an offset function: adds f's bytes in each interval of
+// [lo, hi) (lo < hi) to size. False, adding nothing, when an offset cannot
+// be read. offsets: scratch.
+bool SpreadByOffsets(const FileMetaData& f, const std::vector<std::string>& candidates, size_t lo,
+                     size_t hi, const FileOffsetFn& offset_of, std::vector<uint64_t>* offsets,
+                     std::vector<uint64_t>* size) {
+  offsets->clear();
+  uint64_t prev = 0;
+  for (size_t i = lo + 1; i < hi; i++) {
+    uint64_t o = 0;
+    if (!offset_of(f, Slice(candidates[i]), &o)) return false;
+    o = std::clamp(o, prev, f.file_size);
+    offsets->push_back(o);
+    prev = o;
+  }
+  offsets->push_back(f.file_size);  // o(c[hi])
+  prev = 0;
+  for (size_t i = lo; i < hi; i++) {
+    const uint64_t next = (*offsets)[i - lo];
+    (*size)[i] += next - prev;
+    prev = next;
+  }
+  return true;
+}
+
 }  // namespace
 
+FileOffsetFn TableCacheOffsets(TableCache* cache) {
+  return [cache](const FileMetaData& f, const Slice& user_key, uint64_t* offset) {
+    const InternalKey ikey(user_key, kMaxSequenceNumber, kValueTypeForSeek);
+    bool read = false;
+    const Status s = cache->WithTable(f.number, f.file_size, [&](const Table& t) {
+      *offset = t.ApproximateOffsetOf(ikey.Encode());
+      read = true;
+    });
+    return s.ok() && read;
+  };
+}
+
 std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& params,
-                                                    const Comparator* ucmp,
-                                                    int max_subcompactions) {
+                                                    const Comparator* ucmp, int max_subcompactions,
+                                                    const FileOffsetFn& offset_of) {
   std::vector<std::string> boundaries;
   if (max_subcompactions <= 1) return boundaries;
   const uint64_t max_ranges =
@@ -44,10 +84,12 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
   const size_t n = candidates.size();
   if (n < 2) return boundaries;
 
-  // Interval sizes by a difference array of per-interval shares.
+  // Interval sizes: from the files' offsets where they can be read, else
+  // by a difference array of even per-interval shares.
   std::vector<uint64_t> size(n - 1, 0);
   std::vector<uint64_t> delta(n, 0);  // added to every interval from index on
   std::vector<uint64_t> undo(n, 0);   // subtracted from index on
+  std::vector<uint64_t> offsets;
   for (const auto& files : params.inputs) {
     for (const FileMetaPtr& f : files) {
       size_t lo = IndexOf(candidates, ucmp, f->smallest.user_key());
@@ -55,6 +97,8 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
       if (lo == hi) {
         lo = std::min(lo, n - 2);
         hi = lo + 1;
+      } else if (offset_of && SpreadByOffsets(*f, candidates, lo, hi, offset_of, &offsets, &size)) {
+        continue;
       }
       const uint64_t count = hi - lo;
       const uint64_t share = f->file_size / count;
@@ -78,11 +122,31 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
   int shift = 0;
   while ((total >> shift) > UINT64_MAX / k) shift++;
   const uint64_t scaled_total = total >> shift;
+  if (scaled_total == 0) return boundaries;
+  // Step 4: the cut nearest each target, c[i] (before interval i) or
+  // c[i + 1] (after it), once interval i reaches the target.
   uint64_t sum = 0;
-  for (size_t i = 0; i + 2 < n && boundaries.size() + 1 < k; i++) {
+  size_t last = 0;  // the last cut's candidate index (0: none yet)
+  for (size_t i = 0; i + 1 < n && boundaries.size() + 1 < k; i++) {
+    const uint64_t before = (sum >> shift) * k;
     sum += size[i];
-    if (scaled_total > 0 && (sum >> shift) * k >= scaled_total * (boundaries.size() + 1)) {
-      boundaries.push_back(candidates[i + 1]);
+    const uint64_t after = (sum >> shift) * k;
+    while (boundaries.size() + 1 < k) {
+      const uint64_t target = scaled_total * (boundaries.size() + 1);
+      if (after < target) break;
+      const bool before_ok = i >= 1 && i > last;
+      const bool after_ok = i + 2 < n && i + 1 > last;
+      const uint64_t before_off = before > target ? before - target : target - before;
+      size_t cut;
+      if (before_ok && (!after_ok || before_off < after - target)) {
+        cut = i;
+      } else if (after_ok) {
+        cut = i + 1;
+      } else {
+        break;
+      }
+      boundaries.push_back(candidates[cut]);
+      last = cut;
     }
   }
   return boundaries;

@@ -2,6 +2,7 @@
 // and the user-triggered Flush and CompactRange.
 #include <algorithm>
 
+#include "compaction/subcompaction_boundaries.h"
 #include "db/builder.h"
 #include "db/db_impl.h"
 #include "gpu/gpu_executor.h"
@@ -180,13 +181,30 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
   };
 
   CompactionJobResult result;
+  lock.unlock();
+  // With several subcompactions the picker's boundaries are the metadata
+  // rule's (it holds mu_ and reads no file); here, without mu_, the inputs'
+  // indexes balance the ranges' bytes (subcompaction_boundaries.h, step 3),
+  // so the CPU executor's range threads finish together. The job, and a
+  // fallback from the GPU, runs with these boundaries.
+  std::unique_ptr<Compaction> balanced;
+  if (!c->subcompaction_boundaries().empty()) {
+    std::vector<std::string> boundaries = GenSubcompactionBoundaries(
+        c->params(), internal_comparator_.user_comparator(), options_.max_subcompactions,
+        TableCacheOffsets(table_cache_.get()));
+    if (boundaries != c->subcompaction_boundaries()) {
+      Compaction::Params params = c->params();
+      params.subcompaction_boundaries = std::move(boundaries);
+      balanced = std::make_unique<Compaction>(std::move(params), c->internal_comparator());
+      spec.compaction = balanced.get();
+    }
+  }
   CompactionExecutor* executor = cpu_executor_.get();
   bool needs_chunks = false;
   if (gpu_executor_ != nullptr) {
     needs_chunks = gpu_executor_->NeedsChunkBoundaries(spec);
     if (!needs_chunks && gpu_executor_->ShouldOffload(spec)) executor = gpu_executor_.get();
   }
-  lock.unlock();
   // A job too large for the device runs there in chunks at subcompaction
   // boundaries: its own (max_subcompactions) and more read from its inputs'
   // indexes where its ranges are too large. They become part of the job, so
@@ -198,8 +216,8 @@ Status DBImpl::RunCompaction(Compaction* c, std::unique_lock<std::mutex>& lock) 
   if (needs_chunks) {
     std::vector<std::string> boundaries;
     if (gpu_executor_->ChunkBoundaries(spec, &boundaries).ok()) {
-      if (boundaries != c->subcompaction_boundaries()) {
-        Compaction::Params params = c->params();
+      if (boundaries != spec.compaction->subcompaction_boundaries()) {
+        Compaction::Params params = spec.compaction->params();
         params.subcompaction_boundaries = std::move(boundaries);
         chunked = std::make_unique<Compaction>(std::move(params), c->internal_comparator());
         spec.compaction = chunked.get();

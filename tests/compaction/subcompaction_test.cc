@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
+#include <string>
 
 #include "compaction/cpu_compaction_executor.h"
 #include "compaction/executor_test_util.h"
@@ -38,11 +40,10 @@ TEST(GenSubcompactionBoundariesTest, OneSubcompactionHasNoBoundary) {
   EXPECT_TRUE(Boundaries(Compaction::Params(), 8).empty());
 }
 
-TEST(GenSubcompactionBoundariesTest, BalancesFileBytes) {
-  // One level-1 file over the whole range (1600 bytes spread over the 31
-  // intervals its range covers) and 16 level-2 files of 1000 bytes each.
-  // Worked out by the rule in the header: boundaries at the 4th, 8th and
-  // 12th level-2 files' smallest keys.
+// One level-1 file over the whole range, 1600 bytes, and 16 level-2 files
+// of 1000 bytes each: the intervals alternate between a level-2 file's
+// range and the gap to the next one.
+Compaction::Params SixteenUnderOne() {
   Compaction::Params p;
   p.level = 1;
   p.output_level = 2;
@@ -50,14 +51,59 @@ TEST(GenSubcompactionBoundariesTest, BalancesFileBytes) {
   for (uint64_t i = 0; i < 16; i++) {
     p.inputs[1].push_back(MakeFile(10 + i, Key(i * 100), Key(i * 100 + 99), 1000));
   }
-  const std::vector<std::string> expected = {Key(400), Key(800), Key(1200)};
+  return p;
+}
+
+TEST(GenSubcompactionBoundariesTest, BalancesFileBytes) {
+  // Worked out by the rule in the header. From the metadata the level-1
+  // file's 1600 bytes spread evenly over its 31 intervals (51 each, 19 more
+  // in the first), the gaps' too: the sum reaches the first quarter (4400)
+  // in the gap after the 4th level-2 file (4376 before it, 4427 after), and
+  // the cut before the gap is nearer.
+  Compaction::Params p = SixteenUnderOne();
+  const std::vector<std::string> expected = {Key(399), Key(799), Key(1199)};
   EXPECT_EQ(expected, Boundaries(p, 4));
   // The order the files are listed in does not matter.
   std::reverse(p.inputs[1].begin(), p.inputs[1].end());
   std::swap(p.inputs[0], p.inputs[1]);
   EXPECT_EQ(expected, Boundaries(p, 4));
   // One boundary halves the bytes.
-  EXPECT_EQ(std::vector<std::string>{Key(800)}, Boundaries(p, 2));
+  EXPECT_EQ(std::vector<std::string>{Key(799)}, Boundaries(p, 2));
+}
+
+TEST(GenSubcompactionBoundariesTest, OffsetsSpreadAFileByItsIndex) {
+  // With the files' offsets (here the level-1 file's bytes below Key(j) are
+  // j, as an index of one key per byte would give) a gap holds 1 byte of
+  // it and a level-2 file's interval 99: the first quarter is reached
+  // exactly after the gap behind the 4th level-2 file (4 x 1099 + 3 + 1).
+  const Compaction::Params p = SixteenUnderOne();
+  int calls = 0;
+  const FileOffsetFn offsets = [&calls](const FileMetaData& f, const Slice& user_key,
+                                        uint64_t* offset) {
+    ++calls;
+    EXPECT_EQ(1u, f.number);  // level-2 files cover one interval: no lookup
+    *offset = std::stoull(user_key.ToString().substr(3));
+    return true;
+  };
+  const std::vector<std::string> expected = {Key(400), Key(800), Key(1200)};
+  EXPECT_EQ(expected, GenSubcompactionBoundaries(p, BytewiseComparator(), 4, offsets));
+  EXPECT_EQ(30, calls);  // the level-1 file's 30 inner candidates
+  // Offsets past the file's end are clamped to it: all of the level-1 file
+  // in its first interval (2600 bytes there, 1000 in each level-2 file's,
+  // none in the gaps), so the quarters are reached in the 3rd level-2 file
+  // (3600 before, 4600 after: after is nearer), the 8th (8600 before:
+  // nearer) and the 12th (12600 before, 13600 after: after).
+  const FileOffsetFn past_end = [](const FileMetaData&, const Slice&, uint64_t* offset) {
+    *offset = 1u << 20;
+    return true;
+  };
+  EXPECT_EQ((std::vector<std::string>{Key(299), Key(700), Key(1199)}),
+            GenSubcompactionBoundaries(p, BytewiseComparator(), 4, past_end));
+  // A file whose offsets cannot be read is spread evenly, as without them.
+  const FileOffsetFn unreadable = [](const FileMetaData&, const Slice&, uint64_t*) {
+    return false;
+  };
+  EXPECT_EQ(Boundaries(p, 4), GenSubcompactionBoundaries(p, BytewiseComparator(), 4, unreadable));
 }
 
 TEST(GenSubcompactionBoundariesTest, NeverMoreRangesThanIntervals) {
@@ -69,10 +115,14 @@ TEST(GenSubcompactionBoundariesTest, NeverMoreRangesThanIntervals) {
   p.inputs[0].push_back(MakeFile(2, "m", "m", 1000));
   p.inputs[0].push_back(MakeFile(3, "a", "a", 5000));
   EXPECT_EQ(std::vector<std::string>{"m"}, Boundaries(p, 8));
-  // Intervals of 500, 1000 and 500 bytes: the first cut where the running
-  // sum reaches a third; the last interval never gets a cut after it.
+  // Intervals of 500, 1000 and 500 bytes, so k = 3: the middle interval
+  // reaches both thirds, and the cuts nearest them are its two ends.
   p.inputs[0] = {MakeFile(4, "a", "c", 1000), MakeFile(5, "b", "d", 1000)};
-  EXPECT_EQ(std::vector<std::string>{"c"}, Boundaries(p, 64));
+  EXPECT_EQ((std::vector<std::string>{"b", "c"}), Boundaries(p, 64));
+  // Intervals of 1500 and 500 bytes: the first reaches the half, but no cut
+  // can come before it, and none after the last interval.
+  p.inputs[0] = {MakeFile(6, "a", "b", 1500), MakeFile(7, "b", "c", 500)};
+  EXPECT_EQ(std::vector<std::string>{"b"}, Boundaries(p, 64));
 }
 
 TEST(GenSubcompactionBoundariesTest, RandomShapesGiveValidBoundaries) {
@@ -89,19 +139,33 @@ TEST(GenSubcompactionBoundariesTest, RandomShapesGiveValidBoundaries) {
       ends.insert(Key(hi));
     }
     const int k = static_cast<int>(rnd.Uniform(20));
-    const std::vector<std::string> b = Boundaries(p, k);
-    EXPECT_LE(b.size() + 1, static_cast<size_t>(std::max(k, 1)));
-    // Strictly inside the candidates: at most all but the first and last.
-    EXPECT_LE(b.size() + 2, std::max<size_t>(ends.size(), 2));
-    for (size_t i = 0; i < b.size(); i++) {
-      EXPECT_EQ(1u, ends.count(b[i])) << b[i];
-      EXPECT_LT(*ends.begin(), b[i]);
-      EXPECT_LT(b[i], *ends.rbegin());
-      if (i > 0) {
-        EXPECT_LT(b[i - 1], b[i]);
+    // Any offsets (here a hash of the file and key, anywhere in or past the
+    // file) give valid boundaries too.
+    const FileOffsetFn offsets = [](const FileMetaData& f, const Slice& user_key,
+                                    uint64_t* offset) {
+      *offset = (std::hash<std::string>()(user_key.ToString()) ^ f.number) % (2 * f.file_size + 1);
+      return true;
+    };
+    for (const bool with_offsets : {false, true}) {
+      SCOPED_TRACE(with_offsets ? "offsets" : "metadata");
+      const auto gen = [&] {
+        return GenSubcompactionBoundaries(p, BytewiseComparator(), k,
+                                          with_offsets ? offsets : FileOffsetFn());
+      };
+      const std::vector<std::string> b = gen();
+      EXPECT_LE(b.size() + 1, static_cast<size_t>(std::max(k, 1)));
+      // Strictly inside the candidates: at most all but the first and last.
+      EXPECT_LE(b.size() + 2, std::max<size_t>(ends.size(), 2));
+      for (size_t i = 0; i < b.size(); i++) {
+        EXPECT_EQ(1u, ends.count(b[i])) << b[i];
+        EXPECT_LT(*ends.begin(), b[i]);
+        EXPECT_LT(b[i], *ends.rbegin());
+        if (i > 0) {
+          EXPECT_LT(b[i - 1], b[i]);
+        }
       }
+      EXPECT_EQ(b, gen());  // deterministic
     }
-    EXPECT_EQ(b, Boundaries(p, k));  // deterministic
   }
 }
 
