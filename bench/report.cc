@@ -53,6 +53,7 @@ std::string ResultToJson(const WorkloadResult& r, bool include_engine_stats) {
       .Add("compaction_wait_sec", Round(r.compaction_wait_sec, 1e-3))
       .Add("cpu_sec", Round(r.cpu_sec, 1e-3))
       .Add("cpu_sec_per_mop", Round(r.cpu_sec_per_mop, 1e-3))
+      .Add("stress_cpu_sec", Round(r.stress_cpu_sec, 1e-3))
       .Add("peak_rss_bytes", r.peak_rss_bytes)
       .Add("verified", r.verified)
       .Add("reads_checked", r.reads_checked)

@@ -40,6 +40,9 @@ struct WorkloadResult {
   double compaction_wait_sec = 0;
   double cpu_sec = 0;          // user+sys of the process, less --stress-cpu threads
   double cpu_sec_per_mop = 0;  // cpu_sec per million ops
+  // The --stress-cpu threads' own CPU over the same span: the loaded
+  // server's other work, which the engine's threads compete with.
+  double stress_cpu_sec = 0;
   uint64_t peak_rss_bytes = 0;
 
   bool verified = false;  // every checked read was right and no engine call failed

@@ -131,7 +131,8 @@ WorkloadResult Runner::RunWorkload(const std::string& engine_name, const std::st
 
   ctx->stop.store(false);
   const IoCounters io0 = ReadIoCounters();
-  const double cpu0 = CpuSeconds() - (stress_ ? stress_->CpuSeconds() : 0.0);
+  const double stress0 = stress_ ? stress_->CpuSeconds() : 0.0;
+  const double cpu0 = CpuSeconds() - stress0;
   ResetPeakRss();
 
   ProgressReporter progress(
@@ -217,7 +218,8 @@ WorkloadResult Runner::RunWorkload(const std::string& engine_name, const std::st
     if (!s.ok()) ctx->Fail("waiting for compactions: " + s.message);
   }
   const IoCounters io1 = ReadIoCounters();
-  const double cpu1 = CpuSeconds() - (stress_ ? stress_->CpuSeconds() : 0.0);
+  const double stress1 = stress_ ? stress_->CpuSeconds() : 0.0;
+  const double cpu1 = CpuSeconds() - stress1;
   FinishWorkload(workload, ctx);
 
   r.ops = total.ops;
@@ -243,6 +245,7 @@ WorkloadResult Runner::RunWorkload(const std::string& engine_name, const std::st
     r.space_amp = std::numeric_limits<double>::quiet_NaN();
   }
   r.cpu_sec = cpu1 - cpu0;
+  r.stress_cpu_sec = stress1 - stress0;
   r.cpu_sec_per_mop = r.ops > 0 ? r.cpu_sec / (static_cast<double>(r.ops) / 1e6) : 0;
   r.peak_rss_bytes = PeakRssBytes();
   r.reads_checked = total.reads_checked;

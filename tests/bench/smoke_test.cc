@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_stress.h"
 #include "flags.h"
 #include "report.h"
 #include "runner.h"
@@ -64,6 +65,29 @@ std::string JsonField(const std::string& line, const std::string& name) {
   return line.substr(start, end - start);
 }
 
+// The --stress-cpu threads' CPU over a workload is reported apart from the
+// process's (stress_cpu_sec; cpu_sec excludes it), 0 without them.
+TEST(Smoke, StressThreadsCpuIsReportedApart) {
+  accelkv::test::TempDir dir;
+  const BenchFlags flags =
+      MakeFlags(dir.path(), {"--workload=fillrandom", "--engine=accelkv", "--num=20000"});
+  CpuStress stress;
+  stress.Start(1);
+  Runner stressed(flags, nullptr, &stress);
+  std::vector<WorkloadResult> results;
+  std::string error;
+  ASSERT_TRUE(stressed.RunEngine("accelkv", &results, &error)) << error;
+  stress.Stop();
+  ASSERT_EQ(1u, results.size());
+  EXPECT_GT(results[0].stress_cpu_sec, 0.0);
+  EXPECT_LE(results[0].stress_cpu_sec, stress.CpuSeconds());
+  Runner plain(flags, nullptr, nullptr);
+  results.clear();
+  ASSERT_TRUE(plain.RunEngine("accelkv", &results, &error)) << error;
+  ASSERT_EQ(1u, results.size());
+  EXPECT_EQ(0.0, results[0].stress_cpu_sec);
+}
+
 TEST(Smoke, EveryWorkloadOnEveryEngine) {
   accelkv::test::TempDir dir;
   const BenchFlags flags = MakeFlags(dir.path(), {"--workload=" + AllWorkloadNames()});
@@ -80,9 +104,9 @@ TEST(Smoke, EveryWorkloadOnEveryEngine) {
   }
   ASSERT_EQ(lines.size(), AvailableEngines().size() * AllWorkloads().size());
   const std::vector<std::string> required = {
-      "engine",      "workload",       "num",        "threads",    "key_size",    "value_size",
-      "ops_per_sec", "mb_per_sec",     "lat_us_p50", "lat_us_p99", "lat_us_p999", "write_amp",
-      "cpu_sec",     "peak_rss_bytes", "verified",   "space_amp"};
+      "engine",      "workload",       "num",        "threads",    "key_size",      "value_size",
+      "ops_per_sec", "mb_per_sec",     "lat_us_p50", "lat_us_p99", "lat_us_p999",   "write_amp",
+      "cpu_sec",     "peak_rss_bytes", "verified",   "space_amp",  "stress_cpu_sec"};
   std::map<std::string, std::string> by_run;
   for (const std::string& line : lines) {
     SCOPED_TRACE(line);
