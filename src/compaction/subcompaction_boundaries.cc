@@ -51,7 +51,15 @@ FileOffsetFn TableCacheOffsets(TableCache* cache) {
     const InternalKey ikey(user_key, kMaxSequenceNumber, kValueTypeForSeek);
     bool read = false;
     const Status s = cache->WithTable(f.number, f.file_size, [&](const Table& t) {
-      *offset = t.ApproximateOffsetOf(ikey.Encode());
+      // The data blocks' offset, scaled from their span to the file's size:
+      // the index, filter and properties blocks after them count pro rata,
+      // not all toward the file's last interval.
+      const uint64_t data = t.properties().data_bytes;
+      const uint64_t at = std::min(t.ApproximateOffsetOf(ikey.Encode()), data);
+      *offset =
+          data == 0
+              ? 0
+              : static_cast<uint64_t>(static_cast<unsigned __int128>(at) * f.file_size / data);
       read = true;
     });
     return s.ok() && read;
@@ -126,7 +134,8 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
   // Step 4: the cut nearest each target, c[i] (before interval i) or
   // c[i + 1] (after it), once interval i reaches the target.
   uint64_t sum = 0;
-  size_t last = 0;  // the last cut's candidate index (0: none yet)
+  size_t last = 0;        // the last cut's candidate index (0: none yet)
+  uint64_t last_sum = 0;  // the scaled sum x k at the last cut
   for (size_t i = 0; i + 1 < n && boundaries.size() + 1 < k; i++) {
     const uint64_t before = (sum >> shift) * k;
     sum += size[i];
@@ -134,7 +143,10 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
     while (boundaries.size() + 1 < k) {
       const uint64_t target = scaled_total * (boundaries.size() + 1);
       if (after < target) break;
-      const bool before_ok = i >= 1 && i > last;
+      // c[i] only where the range it closes holds at least half an even
+      // share (total / k), so that no range is left almost empty between
+      // two cuts a narrow interval apart.
+      const bool before_ok = i >= 1 && i > last && (before - last_sum) * 2 >= scaled_total;
       const bool after_ok = i + 2 < n && i + 1 > last;
       const uint64_t before_off = before > target ? before - target : target - before;
       size_t cut;
@@ -147,6 +159,7 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
       }
       boundaries.push_back(candidates[cut]);
       last = cut;
+      last_sum = cut == i ? before : after;
     }
   }
   return boundaries;

@@ -34,8 +34,9 @@
 //      intervals in order with a running sum. While fewer than k - 1
 //      boundaries were taken and the sum after interval i, x k, reaches
 //      the target total x (boundaries taken + 1), take the cut nearer the
-//      target of c[i] (the sum before interval i; only for i >= 1 and past
-//      the last cut taken) and c[i + 1] (the sum after it; only for
+//      target of c[i] (the sum before interval i; only for i >= 1, past
+//      the last cut taken, and where the range it closes holds at least
+//      half of total / k) and c[i + 1] (the sum after it; only for
 //      i + 1 <= n - 2 and past the last cut), c[i + 1] on a tie or when
 //      c[i] cannot be taken; stop trying at interval i when neither can.
 //      A cut at c[i] can be followed by one at c[i + 1] for the next
@@ -78,8 +79,10 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
                                                     const Comparator* ucmp, int max_subcompactions,
                                                     const FileOffsetFn& offset_of = nullptr);
 
-// A FileOffsetFn over a table cache (Table::ApproximateOffsetOf of the key
-// with the largest sequence number), for the CPU executor's jobs.
+// A FileOffsetFn over a table cache: Table::ApproximateOffsetOf of the key
+// with the largest sequence number, scaled from the data blocks' span
+// (TableProperties::data_bytes) to the file's size, so that the index,
+// filter and properties blocks count pro rata. For the database's jobs.
 FileOffsetFn TableCacheOffsets(TableCache* cache);
 
 }  // namespace accelkv

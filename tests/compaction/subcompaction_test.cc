@@ -14,6 +14,7 @@
 #include "compaction/executor_test_util.h"
 #include "compaction/subcompaction_boundaries.h"
 #include "table/table_builder.h"
+#include "table/table_cache.h"
 #include "testutil/test_util.h"
 #include "util/filename.h"
 
@@ -275,6 +276,62 @@ TEST_F(SubcompactionTest, RandomizedRangesMatchOneRange) {
           << "ranges differ from one pass over the whole job";
     }
   }
+}
+
+// TableCacheOffsets over real tables, in the shape of an L0 -> L1 job (the
+// compact benchmark's): six level-0 files, each every sixth key of
+// 0..1599 (so their ends cluster at 0..5 and 1594..1599), over 16 level-1
+// files of 100 keys each. By the metadata the narrow intervals at the ends
+// get as much of each level-0 file as a whole level-1 file's interval, and
+// the 16 ranges are uneven (two almost empty, two double); by the tables'
+// indexes each range holds one level-1 file's keys in both levels.
+TEST_F(SubcompactionTest, TableCacheOffsetsBalanceRealTables) {
+  SequenceNumber seq = 1;
+  const std::string value(100, 'v');
+  auto entries = [&](uint64_t from, uint64_t to, uint64_t step) {
+    std::vector<test::Entry> e;
+    for (uint64_t i = from; i <= to; i += step) {
+      e.emplace_back(Key(i), seq++, ValueType::kValue, value);
+    }
+    return e;
+  };
+  Compaction::Params p;
+  p.level = 0;
+  p.output_level = 1;
+  for (uint64_t f = 0; f < 6; f++) p.inputs[0].push_back(Write(entries(f, 1599, 6)));
+  for (uint64_t from = 0; from < 1600; from += 100) {
+    p.inputs[1].push_back(Write(entries(from, from + 99, 1)));
+  }
+  TableCache cache(dbname_, env_, topt_, 100);
+  const FileOffsetFn offsets = TableCacheOffsets(&cache);
+  // Offsets are the data blocks', scaled to the file's size.
+  const FileMetaData& first = *p.inputs[0][0];
+  uint64_t at = ~uint64_t{0};
+  ASSERT_TRUE(offsets(first, Slice(Key(0)), &at));
+  EXPECT_EQ(0u, at);
+  ASSERT_TRUE(offsets(first, Slice(Key(800)), &at));
+  EXPECT_GT(at, first.file_size * 45 / 100);
+  EXPECT_LT(at, first.file_size * 55 / 100);
+  FileMetaData missing = first;
+  missing.number = 999;  // no such table
+  EXPECT_FALSE(offsets(missing, Slice(Key(800)), &at));
+
+  // Each range's entries over every input file, for boundaries b: two per key.
+  const auto range_entries = [](const std::vector<std::string>& b) {
+    std::vector<uint64_t> n(b.size() + 1, 0);
+    for (uint64_t i = 0; i < 1600; i++) {
+      n[std::upper_bound(b.begin(), b.end(), Key(i)) - b.begin()] += 2;
+    }
+    return n;
+  };
+  const std::vector<std::string> by_index =
+      GenSubcompactionBoundaries(p, BytewiseComparator(), 16, offsets);
+  const std::vector<uint64_t> even(16, 200);
+  EXPECT_EQ(even, range_entries(by_index)) << testing::PrintToString(by_index);
+  const std::vector<uint64_t> by_metadata = range_entries(Boundaries(p, 16));
+  ASSERT_EQ(16u, by_metadata.size());
+  EXPECT_GT(*std::max_element(by_metadata.begin(), by_metadata.end()), 300u);
+  EXPECT_LT(*std::min_element(by_metadata.begin(), by_metadata.end()), 50u);
 }
 
 TEST_F(SubcompactionTest, CpuSecondsAndStagesSumOverRanges) {
