@@ -146,7 +146,8 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
       // c[i] only where the range it closes holds at least half an even
       // share (total / k), so that no range is left almost empty between
       // two cuts a narrow interval apart.
-      const bool before_ok = i >= 1 && i > last && (before - last_sum) * 2 >= scaled_total;
+      const bool before_ok =
+          i >= 1 && i > last && before - last_sum >= scaled_total / 2 + scaled_total % 2;
       const bool after_ok = i + 2 < n && i + 1 > last;
       const uint64_t before_off = before > target ? before - target : target - before;
       size_t cut;
