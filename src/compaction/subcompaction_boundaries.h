@@ -23,10 +23,12 @@
 //      - without one, evenly (integer division, the remainder to its first
 //        interval), from the metadata alone. This assumes the file's bytes
 //        are spread evenly over the intervals, which they are not where the
-//        candidates cluster: an interval between two adjacent files of the
-//        lower level gets as much of each upper-level file as a whole lower
-//        file's interval (in the compact benchmark two of 16 ranges held
-//        twice the average, two almost nothing).
+//        candidates cluster: a narrow interval (between the ends of several
+//        level-0 files, or between two adjacent lower-level files) gets as
+//        much of each file over it as a whole lower-level file's interval
+//        (in the compact benchmark, whose level-0 files' ends cluster at
+//        both ends of the key space, two of 16 ranges held twice the
+//        average and two almost nothing).
 //      A file of a single user key c[j] counts toward interval
 //      min(j, n - 2).
 //   4. With total = the sum of all interval sizes (none when 0) and
