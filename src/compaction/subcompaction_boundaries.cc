@@ -20,21 +20,20 @@ size_t IndexOf(const std::vector<std::string>& candidates, const Comparator* ucm
 }
 
 // Step 3 with an offset function: adds f's bytes in each interval of
-// [lo, hi) (lo < hi) to size. False, adding nothing, when an offset cannot
-// be read. offsets: scratch.
+// [lo, hi) (lo < hi) to size. False, adding nothing, when its offsets
+// cannot be read. keys, offsets: scratch.
 bool SpreadByOffsets(const FileMetaData& f, const std::vector<std::string>& candidates, size_t lo,
-                     size_t hi, const FileOffsetFn& offset_of, std::vector<uint64_t>* offsets,
-                     std::vector<uint64_t>* size) {
-  offsets->clear();
+                     size_t hi, const FileOffsetFn& offset_of, std::vector<Slice>* keys,
+                     std::vector<uint64_t>* offsets, std::vector<uint64_t>* size) {
+  keys->clear();
+  for (size_t i = lo + 1; i < hi; i++) keys->emplace_back(candidates[i]);
+  offsets->assign(keys->size() + 1, 0);
+  if (!keys->empty() && !offset_of(f, *keys, offsets->data())) return false;
   uint64_t prev = 0;
-  for (size_t i = lo + 1; i < hi; i++) {
-    uint64_t o = 0;
-    if (!offset_of(f, Slice(candidates[i]), &o)) return false;
-    o = std::clamp(o, prev, f.file_size);
-    offsets->push_back(o);
-    prev = o;
+  for (size_t i = 0; i < keys->size(); i++) {  // o(c[lo + 1 + i])
+    (*offsets)[i] = prev = std::clamp((*offsets)[i], prev, f.file_size);
   }
-  offsets->push_back(f.file_size);  // o(c[hi])
+  offsets->back() = f.file_size;  // o(c[hi])
   prev = 0;
   for (size_t i = lo; i < hi; i++) {
     const uint64_t next = (*offsets)[i - lo];
@@ -47,19 +46,21 @@ bool SpreadByOffsets(const FileMetaData& f, const std::vector<std::string>& cand
 }  // namespace
 
 FileOffsetFn TableCacheOffsets(TableCache* cache) {
-  return [cache](const FileMetaData& f, const Slice& user_key, uint64_t* offset) {
-    const InternalKey ikey(user_key, kMaxSequenceNumber, kValueTypeForSeek);
+  return [cache](const FileMetaData& f, const std::vector<Slice>& user_keys, uint64_t* offsets) {
     bool read = false;
     const Status s = cache->WithTable(f.number, f.file_size, [&](const Table& t) {
       // The data blocks' offset, scaled from their span to the file's size:
       // the index, filter and properties blocks after them count pro rata,
       // not all toward the file's last interval.
       const uint64_t data = t.properties().data_bytes;
-      const uint64_t at = std::min(t.ApproximateOffsetOf(ikey.Encode()), data);
-      *offset =
-          data == 0
-              ? 0
-              : static_cast<uint64_t>(static_cast<unsigned __int128>(at) * f.file_size / data);
+      for (size_t i = 0; i < user_keys.size(); i++) {
+        const InternalKey ikey(user_keys[i], kMaxSequenceNumber, kValueTypeForSeek);
+        const uint64_t at = std::min(t.ApproximateOffsetOf(ikey.Encode()), data);
+        offsets[i] =
+            data == 0
+                ? 0
+                : static_cast<uint64_t>(static_cast<unsigned __int128>(at) * f.file_size / data);
+      }
       read = true;
     });
     return s.ok() && read;
@@ -97,6 +98,7 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
   std::vector<uint64_t> size(n - 1, 0);
   std::vector<uint64_t> delta(n, 0);  // added to every interval from index on
   std::vector<uint64_t> undo(n, 0);   // subtracted from index on
+  std::vector<Slice> keys;
   std::vector<uint64_t> offsets;
   for (const auto& files : params.inputs) {
     for (const FileMetaPtr& f : files) {
@@ -105,7 +107,8 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
       if (lo == hi) {
         lo = std::min(lo, n - 2);
         hi = lo + 1;
-      } else if (offset_of && SpreadByOffsets(*f, candidates, lo, hi, offset_of, &offsets, &size)) {
+      } else if (offset_of &&
+                 SpreadByOffsets(*f, candidates, lo, hi, offset_of, &keys, &offsets, &size)) {
         continue;
       }
       const uint64_t count = hi - lo;
@@ -146,8 +149,8 @@ std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& pa
       // c[i] only where the range it closes holds at least half an even
       // share (total / k), so that no range is left almost empty between
       // two cuts a narrow interval apart.
-      const bool before_ok =
-          i >= 1 && i > last && before - last_sum >= scaled_total / 2 + scaled_total % 2;
+      // (i > last also keeps c[0] out: last starts at 0.)
+      const bool before_ok = i > last && before - last_sum >= scaled_total / 2 + scaled_total % 2;
       const bool after_ok = i + 2 < n && i + 1 > last;
       const uint64_t before_off = before > target ? before - target : target - before;
       size_t cut;

@@ -71,11 +71,13 @@ namespace accelkv {
 // The largest max_subcompactions the function honours (larger is clamped).
 inline constexpr int kMaxSubcompactions = 256;
 
-// The offset in file f of the first data block that may hold user_key (a
-// key within f's user-key range), into *offset; false when it cannot be
-// read (step 3 then spreads f evenly).
-using FileOffsetFn =
-    std::function<bool(const FileMetaData& f, const Slice& user_key, uint64_t* offset)>;
+// For each of user_keys (ascending, within f's user-key range), the offset
+// in file f of the first data block that may hold it, into offsets[i] (the
+// caller sizes it to user_keys.size()); false when they cannot be read
+// (step 3 then spreads f evenly). One call per file, so that an index is
+// looked up once for all of the file's candidates.
+using FileOffsetFn = std::function<bool(const FileMetaData& f, const std::vector<Slice>& user_keys,
+                                        uint64_t* offsets)>;
 
 std::vector<std::string> GenSubcompactionBoundaries(const Compaction::Params& params,
                                                     const Comparator* ucmp, int max_subcompactions,

@@ -9,6 +9,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "compaction/cpu_compaction_executor.h"
 #include "compaction/executor_test_util.h"
@@ -79,29 +80,39 @@ TEST(GenSubcompactionBoundariesTest, OffsetsSpreadAFileByItsIndex) {
   // exactly after the gap behind the 4th level-2 file (4 x 1099 + 3 + 1).
   const Compaction::Params p = SixteenUnderOne();
   int calls = 0;
-  const FileOffsetFn offsets = [&calls](const FileMetaData& f, const Slice& user_key,
-                                        uint64_t* offset) {
+  size_t keys = 0;
+  const FileOffsetFn offsets = [&calls, &keys](const FileMetaData& f,
+                                               const std::vector<Slice>& user_keys,
+                                               uint64_t* offset) {
     ++calls;
     EXPECT_EQ(1u, f.number);  // level-2 files cover one interval: no lookup
-    *offset = std::stoull(user_key.ToString().substr(3));
+    for (size_t i = 0; i < user_keys.size(); i++) {
+      if (i > 0) {
+        EXPECT_LT(user_keys[i - 1].compare(user_keys[i]), 0);
+      }
+      offset[i] = std::stoull(user_keys[i].ToString().substr(3));
+    }
+    keys += user_keys.size();
     return true;
   };
   const std::vector<std::string> expected = {Key(400), Key(800), Key(1200)};
   EXPECT_EQ(expected, GenSubcompactionBoundaries(p, BytewiseComparator(), 4, offsets));
-  EXPECT_EQ(30, calls);  // the level-1 file's 30 inner candidates
+  EXPECT_EQ(1, calls);   // one call for the level-1 file
+  EXPECT_EQ(30u, keys);  // with its 30 inner candidates, ascending
   // Offsets past the file's end are clamped to it: all of the level-1 file
   // in its first interval (2600 bytes there, 1000 in each level-2 file's,
   // none in the gaps), so the quarters are reached in the 3rd level-2 file
   // (3600 before, 4600 after: after is nearer), the 8th (8600 before:
   // nearer) and the 12th (12600 before, 13600 after: after).
-  const FileOffsetFn past_end = [](const FileMetaData&, const Slice&, uint64_t* offset) {
-    *offset = 1u << 20;
+  const FileOffsetFn past_end = [](const FileMetaData&, const std::vector<Slice>& user_keys,
+                                   uint64_t* offset) {
+    std::fill(offset, offset + user_keys.size(), uint64_t{1} << 20);
     return true;
   };
   EXPECT_EQ((std::vector<std::string>{Key(299), Key(700), Key(1199)}),
             GenSubcompactionBoundaries(p, BytewiseComparator(), 4, past_end));
   // A file whose offsets cannot be read is spread evenly, as without them.
-  const FileOffsetFn unreadable = [](const FileMetaData&, const Slice&, uint64_t*) {
+  const FileOffsetFn unreadable = [](const FileMetaData&, const std::vector<Slice>&, uint64_t*) {
     return false;
   };
   EXPECT_EQ(Boundaries(p, 4), GenSubcompactionBoundaries(p, BytewiseComparator(), 4, unreadable));
@@ -142,9 +153,12 @@ TEST(GenSubcompactionBoundariesTest, RandomShapesGiveValidBoundaries) {
     const int k = static_cast<int>(rnd.Uniform(20));
     // Any offsets (here a hash of the file and key, anywhere in or past the
     // file) give valid boundaries too.
-    const FileOffsetFn offsets = [](const FileMetaData& f, const Slice& user_key,
+    const FileOffsetFn offsets = [](const FileMetaData& f, const std::vector<Slice>& user_keys,
                                     uint64_t* offset) {
-      *offset = (std::hash<std::string>()(user_key.ToString()) ^ f.number) % (2 * f.file_size + 1);
+      for (size_t i = 0; i < user_keys.size(); i++) {
+        offset[i] =
+            (std::hash<std::string>()(user_keys[i].ToString()) ^ f.number) % (2 * f.file_size + 1);
+      }
       return true;
     };
     for (const bool with_offsets : {false, true}) {
@@ -306,15 +320,15 @@ TEST_F(SubcompactionTest, TableCacheOffsetsBalanceRealTables) {
   const FileOffsetFn offsets = TableCacheOffsets(&cache);
   // Offsets are the data blocks', scaled to the file's size.
   const FileMetaData& first = *p.inputs[0][0];
-  uint64_t at = ~uint64_t{0};
-  ASSERT_TRUE(offsets(first, Slice(Key(0)), &at));
-  EXPECT_EQ(0u, at);
-  ASSERT_TRUE(offsets(first, Slice(Key(800)), &at));
-  EXPECT_GT(at, first.file_size * 45 / 100);
-  EXPECT_LT(at, first.file_size * 55 / 100);
+  const std::string k0 = Key(0), k800 = Key(800);
+  uint64_t at[2] = {~uint64_t{0}, ~uint64_t{0}};
+  ASSERT_TRUE(offsets(first, {Slice(k0), Slice(k800)}, at));
+  EXPECT_EQ(0u, at[0]);
+  EXPECT_GT(at[1], first.file_size * 45 / 100);
+  EXPECT_LT(at[1], first.file_size * 55 / 100);
   FileMetaData missing = first;
   missing.number = 999;  // no such table
-  EXPECT_FALSE(offsets(missing, Slice(Key(800)), &at));
+  EXPECT_FALSE(offsets(missing, {Slice(k800)}, at));
 
   // Each range's entries over every input file, for boundaries b: two per key.
   const auto range_entries = [](const std::vector<std::string>& b) {
