@@ -197,57 +197,27 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   for (const RangePlan& rp : plans) {
     if (last == nullptr || rp.end_micros > last->end_micros) last = &rp;
   }
-  for (const RangePlan& rp : plans) {
+  std::vector<std::unique_ptr<PlannedTable>> tables;
+  for (RangePlan& rp : plans) {
     if (!rp.status.ok()) return rp.status;
-    if (rp.tails.size() != rp.tables.size()) {
-      return Status::Corruption("gpu: encode: a range's tables and tails differ in number");
+    for (EncodeBlock& b : rp.blocks) b.out_offset += job.out_size;
+    for (EncodeFilter& f : rp.filters) f.out_offset += job.out_size;
+    for (EncodeTable& tail : rp.tails) {
+      tail.out_offset += job.out_size;
+      tail.first_block += job.blocks.size();
+      tail.end_block += job.blocks.size();
     }
+    for (auto& t : rp.tables) {
+      t->out_offset += job.out_size;
+      t->first_block += job.blocks.size();
+      t->end_block += job.blocks.size();
+      tables.push_back(std::move(t));
+    }
+    job.blocks.insert(job.blocks.end(), rp.blocks.begin(), rp.blocks.end());
+    job.filters.insert(job.filters.end(), rp.filters.begin(), rp.filters.end());
+    job.tables.insert(job.tables.end(), rp.tails.begin(), rp.tails.end());
+    job.out_size += rp.out_size;
   }
-  // The ranges laid out one after another: each range's first block,
-  // filter, table and output byte by prefix sums, then each range's lists
-  // moved into place with their offsets shifted, a range per thread (one
-  // thread merging them took 0.3-0.4 ms after the last range's plan at 128 B).
-  struct Base {
-    uint64_t out = 0, blocks = 0, filters = 0, tables = 0;
-  };
-  std::vector<Base> base(ranges + 1);
-  for (size_t r = 0; r < ranges; r++) {
-    base[r + 1].out = base[r].out + plans[r].out_size;
-    base[r + 1].blocks = base[r].blocks + plans[r].blocks.size();
-    base[r + 1].filters = base[r].filters + plans[r].filters.size();
-    base[r + 1].tables = base[r].tables + plans[r].tables.size();
-  }
-  job.blocks.resize(base[ranges].blocks);
-  job.filters.resize(base[ranges].filters);
-  job.tables.resize(base[ranges].tables);
-  std::vector<std::unique_ptr<PlannedTable>> tables(base[ranges].tables);
-  *plan_cpu->helpers() += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
-    RangePlan& rp = plans[r];
-    const Base& b = base[r];
-    EncodeBlock* blocks = job.blocks.data() + b.blocks;
-    for (size_t i = 0; i < rp.blocks.size(); i++) {
-      blocks[i] = rp.blocks[i];
-      blocks[i].out_offset += b.out;
-    }
-    EncodeFilter* filters = job.filters.data() + b.filters;
-    for (size_t i = 0; i < rp.filters.size(); i++) {
-      filters[i] = rp.filters[i];
-      filters[i].out_offset += b.out;
-    }
-    for (size_t i = 0; i < rp.tables.size(); i++) {
-      EncodeTable& tail = job.tables[b.tables + i];
-      tail = rp.tails[i];
-      tail.out_offset += b.out;
-      tail.first_block += b.blocks;
-      tail.end_block += b.blocks;
-      PlannedTable& planned = *rp.tables[i];
-      planned.out_offset += b.out;
-      planned.first_block += b.blocks;
-      planned.end_block += b.blocks;
-      tables[b.tables + i] = std::move(rp.tables[i]);
-    }
-  });
-  job.out_size = base[ranges].out;
   result->stage_micros["plan"] += MicrosSince(t);
   if (last != nullptr) {
     result->stage_micros["plan_last_end"] += last->end_micros;
