@@ -1,0 +1,223 @@
+// host_bandwidth: the host-memory and PCIe rates that bound a compaction job
+// whose tables are in memory (docs/GPU.md, "Targets"): CPU threads copying
+// ordinary pages into pinned ones (the GPU job's read stage), pinned into
+// ordinary (its writers), reading and writing alone, the copy engines in
+// each direction, and the CPU copies beside each copy engine. One JSON line
+// per test: bytes moved per second by each side (best and median of the
+// repeats). The copy engines are timed by CUDA events, the CPU threads by
+// the host clock. CMake builds it where CUDA is (target host_bandwidth);
+// bench/device_ab.sh (HOST_BW=1) builds it on the GPU machine with
+//
+//   nvcc -O2 -std=c++20 -arch=sm_90 -Xcompiler -Wall,-Wextra,-pthread
+//     bench/host_bandwidth.cu -o host_bandwidth
+//
+// Usage: host_bandwidth [MiB per buffer, default 256] [repeats, default 7].
+// Exit status 1 (with the CUDA error) where there is no GPU, 2 on bad
+// arguments.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+#define CHECK(call)                                                      \
+  do {                                                                   \
+    const cudaError_t err_ = (call);                                     \
+    if (err_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(err_)); \
+      std::exit(1);                                                      \
+    }                                                                    \
+  } while (0)
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Runs fn(part, begin, end) over [0, bytes) cut into `threads` parts, one
+// thread each; returns the seconds from the start to the last one's end.
+double OnThreads(size_t threads, size_t bytes,
+                 const std::function<void(size_t, size_t, size_t)>& fn) {
+  std::vector<std::thread> pool;
+  std::atomic<size_t> ready{0};
+  std::atomic<bool> go{false};
+  for (size_t t = 0; t < threads; t++) {
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load()) {
+      }
+      const size_t begin = bytes * t / threads / 64 * 64;
+      const size_t end = t + 1 == threads ? bytes : bytes * (t + 1) / threads / 64 * 64;
+      fn(t, begin, end);
+    });
+  }
+  while (ready.load() < threads) {
+  }
+  const double start = Now();
+  go.store(true);
+  for (std::thread& th : pool) th.join();
+  return Now() - start;
+}
+
+struct Rates {
+  std::vector<double> a, b;  // GB/s of each side, one per repeat
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void Print(const std::string& test, const Rates& r, const char* a, const char* b) {
+  std::printf("{\"test\": \"%s\", \"%s_gbps_best\": %.2f, \"%s_gbps_median\": %.2f", test.c_str(),
+              a, *std::max_element(r.a.begin(), r.a.end()), a, Median(r.a));
+  if (b != nullptr) {
+    std::printf(", \"%s_gbps_best\": %.2f, \"%s_gbps_median\": %.2f", b,
+                *std::max_element(r.b.begin(), r.b.end()), b, Median(r.b));
+  }
+  std::printf("}\n");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 256;
+  const int repeats = argc > 2 ? std::atoi(argv[2]) : 7;
+  if (mib == 0 || mib > (size_t{1} << 20) || repeats <= 0) {
+    std::fprintf(stderr, "usage: host_bandwidth [MiB > 0] [repeats > 0]\n");
+    return 2;
+  }
+  const size_t bytes = mib << 20;
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  char* plain = static_cast<char*>(std::malloc(bytes));
+  char* plain2 = static_cast<char*>(std::malloc(bytes));
+  if (plain == nullptr || plain2 == nullptr) {
+    std::fprintf(stderr, "host_bandwidth: cannot allocate 2 x %zu MiB\n", mib);
+    return 1;
+  }
+  char *pinned = nullptr, *pinned2 = nullptr, *dev = nullptr, *dev2 = nullptr;
+  CHECK(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault));
+  CHECK(cudaHostAlloc(&pinned2, bytes, cudaHostAllocDefault));
+  CHECK(cudaMalloc(&dev, bytes));
+  CHECK(cudaMalloc(&dev2, bytes));
+  for (char* p : {plain, plain2, pinned, pinned2}) std::memset(p, 1, bytes);  // faulted in
+  cudaStream_t s1, s2;
+  CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  std::printf("{\"mib\": %zu, \"repeats\": %d, \"cores\": %zu}\n", mib, repeats, cores);
+  const double gb = static_cast<double>(bytes) / 1e9;
+  std::atomic<uint64_t> sink{0};
+
+  auto copy = [&](char* dst, const char* src) {
+    return [dst, src](size_t, size_t b, size_t e) { std::memcpy(dst + b, src + b, e - b); };
+  };
+  for (size_t t : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, cores}) {
+    Rates r;
+    for (int i = 0; i < repeats; i++) r.a.push_back(gb / OnThreads(t, bytes, copy(pinned, plain)));
+    Print("copy_plain_to_pinned_t" + std::to_string(t), r, "copy", nullptr);
+  }
+  {
+    Rates r;
+    for (int i = 0; i < repeats; i++) {
+      r.a.push_back(gb / OnThreads(cores, bytes, copy(plain2, pinned)));
+    }
+    Print("copy_pinned_to_plain_t" + std::to_string(cores), r, "copy", nullptr);
+  }
+  {
+    Rates r;
+    for (int i = 0; i < repeats; i++) {
+      r.a.push_back(gb / OnThreads(cores, bytes, [&](size_t, size_t b, size_t e) {
+                      uint64_t sum = 0;
+                      for (size_t k = b; k < e; k += 8) {
+                        uint64_t w;
+                        std::memcpy(&w, plain + k, 8);
+                        sum += w;
+                      }
+                      sink.fetch_add(sum);
+                    }));
+    }
+    Print("read_t" + std::to_string(cores), r, "read", nullptr);
+  }
+  {
+    Rates r;
+    for (int i = 0; i < repeats; i++) {
+      r.a.push_back(gb / OnThreads(cores, bytes, [&](size_t, size_t b, size_t e) {
+                      std::memset(plain2 + b, 2, e - b);
+                    }));
+    }
+    Print("write_t" + std::to_string(cores), r, "write", nullptr);
+  }
+  // The copy engines, timed by events: one direction, then both at once.
+  cudaEvent_t e0, e1, e2, e3;
+  for (cudaEvent_t* e : {&e0, &e1, &e2, &e3}) CHECK(cudaEventCreate(e));
+  auto gbps = [&](cudaEvent_t from, cudaEvent_t to) {
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, from, to));
+    return gb / (ms / 1e3);
+  };
+  auto engine = [&](void* dst, const void* src, cudaMemcpyKind kind) {
+    CHECK(cudaEventRecord(e0, s1));
+    CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s1));
+    CHECK(cudaEventRecord(e1, s1));
+    CHECK(cudaEventSynchronize(e1));
+    return gbps(e0, e1);
+  };
+  {
+    Rates h, d, both;
+    for (int i = 0; i < repeats; i++) {
+      h.a.push_back(engine(dev, pinned, cudaMemcpyHostToDevice));
+      d.a.push_back(engine(pinned2, dev2, cudaMemcpyDeviceToHost));
+      CHECK(cudaEventRecord(e0, s1));
+      CHECK(cudaStreamWaitEvent(s2, e0));
+      CHECK(cudaEventRecord(e2, s2));
+      CHECK(cudaMemcpyAsync(dev, pinned, bytes, cudaMemcpyHostToDevice, s1));
+      CHECK(cudaMemcpyAsync(pinned2, dev2, bytes, cudaMemcpyDeviceToHost, s2));
+      CHECK(cudaEventRecord(e1, s1));
+      CHECK(cudaEventRecord(e3, s2));
+      CHECK(cudaDeviceSynchronize());
+      both.a.push_back(gbps(e0, e1));
+      both.b.push_back(gbps(e2, e3));
+    }
+    Print("h2d", h, "h2d", nullptr);
+    Print("d2h", d, "d2h", nullptr);
+    Print("h2d_with_d2h", both, "h2d", "d2h");
+  }
+  // CPU copies beside a copy engine: the read stage (plain -> pinned beside
+  // H2D from another pinned buffer) and the writers (pinned -> plain beside
+  // D2H into another pinned buffer).
+  auto beside = [&](const char* name, char* dst, const char* src, void* edst, const void* esrc,
+                    cudaMemcpyKind kind) {
+    Rates r;
+    for (int i = 0; i < repeats; i++) {
+      CHECK(cudaEventRecord(e0, s1));
+      CHECK(cudaMemcpyAsync(edst, esrc, bytes, kind, s1));
+      CHECK(cudaEventRecord(e1, s1));
+      const double cpu = OnThreads(cores, bytes, copy(dst, src));
+      CHECK(cudaEventSynchronize(e1));
+      r.a.push_back(gb / cpu);
+      r.b.push_back(gbps(e0, e1));
+    }
+    Print(name, r, "copy", "engine");
+  };
+  beside("copy_plain_to_pinned_beside_h2d", pinned, plain, dev, pinned2, cudaMemcpyHostToDevice);
+  beside("copy_pinned_to_plain_beside_d2h", plain2, pinned, pinned2, dev, cudaMemcpyDeviceToHost);
+  for (cudaEvent_t e : {e0, e1, e2, e3}) CHECK(cudaEventDestroy(e));
+  std::printf("{\"sink\": %llu}\n", static_cast<unsigned long long>(sink.load() & 1));
+  CHECK(cudaFree(dev));
+  CHECK(cudaFree(dev2));
+  CHECK(cudaFreeHost(pinned));
+  CHECK(cudaFreeHost(pinned2));
+  std::free(plain);
+  std::free(plain2);
+  return 0;
+}
