@@ -15,8 +15,10 @@ ctest --test-dir build-test --output-on-failure -j"$jobs" --timeout 600
 if [ "${ACCELKV_TEST_QUICK:-0}" = "1" ]; then exit 0; fi
 
 echo "== ASan + UBSan =="
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DACCELKV_SANITIZE=address -DACCELKV_WITH_CUDA=OFF \
-  -DACCELKV_BUILD_BENCH=OFF -DACCELKV_WERROR=ON >/dev/null
+# Debug (asserts on) at -O1, as the sanitizers' documentation advises: the
+# same tests took 227 s instead of 500 s at -O0 on the 2-core dev machine.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" \
+  -DACCELKV_SANITIZE=address -DACCELKV_WITH_CUDA=OFF -DACCELKV_BUILD_BENCH=OFF -DACCELKV_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900
