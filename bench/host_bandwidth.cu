@@ -121,42 +121,29 @@ int main(int argc, char** argv) {
   auto copy = [&](char* dst, const char* src) {
     return [dst, src](size_t, size_t b, size_t e) { std::memcpy(dst + b, src + b, e - b); };
   };
+  // A test of the CPU threads alone: fn over each thread's part, `repeats`
+  // times.
+  auto on_cpu = [&](const std::string& name, size_t threads, const char* side,
+                    const std::function<void(size_t, size_t, size_t)>& fn) {
+    Rates r;
+    for (int i = 0; i < repeats; i++) r.a.push_back(gb / OnThreads(threads, bytes, fn));
+    Print(name + "_t" + std::to_string(threads), r, side, nullptr);
+  };
   for (size_t t : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, cores}) {
-    Rates r;
-    for (int i = 0; i < repeats; i++) r.a.push_back(gb / OnThreads(t, bytes, copy(pinned, plain)));
-    Print("copy_plain_to_pinned_t" + std::to_string(t), r, "copy", nullptr);
+    on_cpu("copy_plain_to_pinned", t, "copy", copy(pinned, plain));
   }
-  {
-    Rates r;
-    for (int i = 0; i < repeats; i++) {
-      r.a.push_back(gb / OnThreads(cores, bytes, copy(plain2, pinned)));
+  on_cpu("copy_pinned_to_plain", cores, "copy", copy(plain2, pinned));
+  on_cpu("read", cores, "read", [&](size_t, size_t b, size_t e) {
+    uint64_t sum = 0;
+    for (size_t k = b; k < e; k += 8) {
+      uint64_t w;
+      std::memcpy(&w, plain + k, 8);
+      sum += w;
     }
-    Print("copy_pinned_to_plain_t" + std::to_string(cores), r, "copy", nullptr);
-  }
-  {
-    Rates r;
-    for (int i = 0; i < repeats; i++) {
-      r.a.push_back(gb / OnThreads(cores, bytes, [&](size_t, size_t b, size_t e) {
-                      uint64_t sum = 0;
-                      for (size_t k = b; k < e; k += 8) {
-                        uint64_t w;
-                        std::memcpy(&w, plain + k, 8);
-                        sum += w;
-                      }
-                      sink.fetch_add(sum);
-                    }));
-    }
-    Print("read_t" + std::to_string(cores), r, "read", nullptr);
-  }
-  {
-    Rates r;
-    for (int i = 0; i < repeats; i++) {
-      r.a.push_back(gb / OnThreads(cores, bytes, [&](size_t, size_t b, size_t e) {
-                      std::memset(plain2 + b, 2, e - b);
-                    }));
-    }
-    Print("write_t" + std::to_string(cores), r, "write", nullptr);
-  }
+    sink.fetch_add(sum);
+  });
+  on_cpu("write", cores, "write",
+         [&](size_t, size_t b, size_t e) { std::memset(plain2 + b, 2, e - b); });
   // The copy engines, timed by events: one direction, then both at once.
   cudaEvent_t e0, e1, e2, e3;
   for (cudaEvent_t* e : {&e0, &e1, &e2, &e3}) CHECK(cudaEventCreate(e));
