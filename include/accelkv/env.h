@@ -53,6 +53,24 @@ class WritableFile {
   // Makes all appended data durable (fdatasync/fsync).
   virtual Status Sync() = 0;
   virtual Status Close() = 0;
+
+  // Positioned writes, for a writer that holds a file's whole content and
+  // writes it on several threads (the GPU executor's output tables; RocksDB's
+  // RandomRWFile::Write). PrepareWriteAt(size), on a file nothing was
+  // appended to, makes the file `size` bytes long, its bytes unspecified
+  // until written. WriteAt then writes data at offset, inside [0, size);
+  // calls for disjoint ranges are safe for concurrent use (the one exception
+  // to "one thread at a time"). Sync and Close, once every WriteAt has
+  // returned, work as after appends; Append is an error after
+  // PrepareWriteAt. The default, for Envs that cannot (and files opened for
+  // direct or mapped writes), returns NotSupported, leaving the file as it
+  // was: the caller appends instead.
+  virtual Status PrepareWriteAt(uint64_t /*size*/) {
+    return Status::NotSupported("positioned writes");
+  }
+  virtual Status WriteAt(uint64_t /*offset*/, const Slice& /*data*/) {
+    return Status::NotSupported("positioned writes");
+  }
 };
 
 // A lock on a file, held by a process (DB::Open takes one on LOCK).

@@ -90,6 +90,21 @@ class FaultWritableFile final : public WritableFile {
     return s;
   }
 
+  // The file's size is `size` from here; the bytes count as written (for
+  // the crash model) once Sync has succeeded after every WriteAt.
+  Status PrepareWriteAt(uint64_t size) override {
+    Status s = env_->CheckOp(FaultKind::kWrite, fname_, /*mutates=*/true);
+    if (s.ok()) s = base_->PrepareWriteAt(size);
+    if (s.ok()) size_ = size;
+    return s;
+  }
+
+  Status WriteAt(uint64_t offset, const Slice& data) override {
+    Status s = env_->CheckOp(FaultKind::kWrite, fname_, /*mutates=*/true);
+    if (s.ok()) s = base_->WriteAt(offset, data);
+    return s;
+  }
+
   Status Sync() override {
     Status s = env_->CheckOp(FaultKind::kSync, fname_, /*mutates=*/true);
     if (s.ok()) s = base_->Sync();

@@ -13,7 +13,8 @@
 //   selects WAL files. Injected errors are
 //   Status::IOError("injected fault <kind>", path); the base Env is not
 //   called for a failed operation.
-//   Kinds: kWrite = WritableFile Append and Flush; kSync = WritableFile Sync;
+//   Kinds: kWrite = WritableFile Append, Flush, PrepareWriteAt and WriteAt;
+//   kSync = WritableFile Sync;
 //   kRead = SequentialFile Read/Skip and RandomAccessFile Read;
 //   kOpenReadable = NewSequentialFile/NewRandomAccessFile;
 //   kOpenWritable = NewWritableFile/NewAppendableFile; kRename = RenameFile
@@ -61,8 +62,9 @@
 // all their writes fail).
 //
 // SetFilesystemActive(false) simulates a dead disk from that point: every
-// Append, Flush, Sync, NewWritableFile, NewAppendableFile, RenameFile,
-// RemoveFile, SyncDir, CreateDir, RemoveDir fails with
+// Append, Flush, PrepareWriteAt, WriteAt, Sync, NewWritableFile,
+// NewAppendableFile, RenameFile, RemoveFile, SyncDir, CreateDir, RemoveDir
+// fails with
 // IOError("filesystem inactive", path); reads and Close still work.
 //
 // Thread safety: safe for concurrent use, like any Env. File objects follow

@@ -19,13 +19,15 @@
 //   are kept (up to 512 MiB) for later appends (ChunkPool).
 //
 // Thread safety: the Env is safe for concurrent use (one mutex over the name
-// maps, one per FileState over its bytes, one over the chunk pool).
+// maps, one per FileState over its bytes, shared by its reads and
+// positioned writes, one over the chunk pool).
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <vector>
 
 #include "accelkv/env.h"
@@ -80,23 +82,23 @@ class FileState {
  public:
   explicit FileState(std::shared_ptr<ChunkPool> pool) : pool_(std::move(pool)) {}
   ~FileState() {
-    std::lock_guard<std::mutex> l(mu_);
+    std::unique_lock<std::shared_mutex> l(mu_);
     pool_->Put(&chunks_);
   }
   FileState(const FileState&) = delete;
   FileState& operator=(const FileState&) = delete;
 
   uint64_t Size() const EXCLUDES(mu_) {
-    std::lock_guard<std::mutex> l(mu_);
+    std::shared_lock<std::shared_mutex> l(mu_);
     return size_;
   }
   void Truncate() EXCLUDES(mu_) {
-    std::lock_guard<std::mutex> l(mu_);
+    std::unique_lock<std::shared_mutex> l(mu_);
     pool_->Put(&chunks_);
     size_ = 0;
   }
   void Append(const Slice& s) EXCLUDES(mu_) {
-    std::lock_guard<std::mutex> l(mu_);
+    std::unique_lock<std::shared_mutex> l(mu_);
     const char* src = s.data();
     size_t left = s.size();
     while (left > 0) {
@@ -109,29 +111,59 @@ class FileState {
       size_ += n;
     }
   }
+  // Makes an empty file `size` bytes long (unspecified bytes) for WriteAt;
+  // false if it is not empty.
+  bool Grow(uint64_t size) EXCLUDES(mu_) {
+    std::unique_lock<std::shared_mutex> l(mu_);
+    if (size_ != 0) return false;
+    const uint64_t n = (size + kChunkSize - 1) / kChunkSize;
+    for (uint64_t i = chunks_.size(); i < n; ++i) chunks_.push_back(pool_->Get());
+    size_ = size;
+    return true;
+  }
+  // Copies s to offset; false if it does not fit in the file. Under the
+  // shared lock: writes of disjoint ranges run at once, and the chunks stay
+  // put (only Append, Grow and Truncate, exclusive, change them).
+  bool WriteAt(uint64_t offset, const Slice& s) EXCLUDES(mu_) {
+    std::shared_lock<std::shared_mutex> l(mu_);
+    if (offset > size_ || s.size() > size_ - offset) return false;
+    ForEachPiece(offset, s.size(), [&](char* chunk, size_t done, size_t m) {
+      std::memcpy(chunk, s.data() + done, m);
+    });
+    return true;
+  }
   // Copies up to n bytes at offset into scratch; *result = the bytes read.
+  // Reads share the lock with each other and with WriteAt.
   void Read(uint64_t offset, size_t n, Slice* result, char* scratch) const EXCLUDES(mu_) {
-    std::lock_guard<std::mutex> l(mu_);
+    std::shared_lock<std::shared_mutex> l(mu_);
     if (offset >= size_) {
       *result = Slice(scratch, 0);
       return;
     }
     const size_t len = static_cast<size_t>(std::min<uint64_t>(n, size_ - offset));
+    ForEachPiece(offset, len, [&](const char* chunk, size_t done, size_t m) {
+      std::memcpy(scratch + done, chunk, m);
+    });
+    *result = Slice(scratch, len);
+  }
+
+ private:
+  // Calls fn(chunk address, bytes before it in the range, bytes) for each
+  // chunk's part of [offset, offset + len), which lies inside the file.
+  template <typename Fn>
+  void ForEachPiece(uint64_t offset, size_t len, Fn&& fn) const REQUIRES(mu_) {
     size_t done = 0;
     while (done < len) {
       const uint64_t at = offset + done;
       const size_t in_chunk = static_cast<size_t>(at % kChunkSize);
       const size_t m = std::min(len - done, kChunkSize - in_chunk);
-      std::memcpy(scratch + done, chunks_[static_cast<size_t>(at / kChunkSize)].get() + in_chunk,
-                  m);
+      fn(chunks_[static_cast<size_t>(at / kChunkSize)].get() + in_chunk, done, m);
       done += m;
     }
-    *result = Slice(scratch, len);
   }
 
- private:
   const std::shared_ptr<ChunkPool> pool_;
-  mutable std::mutex mu_;
+  mutable std::shared_mutex mu_;
   std::vector<Chunk> chunks_ GUARDED_BY(mu_);
   uint64_t size_ GUARDED_BY(mu_) = 0;
 };
@@ -174,7 +206,24 @@ class MemWritableFile final : public WritableFile {
       : fname_(std::move(fname)), file_(std::move(file)) {}
   Status Append(const Slice& data) override {
     if (file_ == nullptr) return Status::IOError(fname_, "append to closed file");
+    if (positioned_) return Status::InvalidArgument(fname_, "append after PrepareWriteAt");
     file_->Append(data);
+    return Status::OK();
+  }
+  Status PrepareWriteAt(uint64_t size) override {
+    if (file_ == nullptr) return Status::IOError(fname_, "PrepareWriteAt on closed file");
+    if (positioned_ || !file_->Grow(size)) {
+      return Status::InvalidArgument(fname_, "PrepareWriteAt on a file not empty");
+    }
+    positioned_ = true;
+    return Status::OK();
+  }
+  Status WriteAt(uint64_t offset, const Slice& data) override {
+    if (file_ == nullptr) return Status::IOError(fname_, "WriteAt on closed file");
+    if (!positioned_) return Status::InvalidArgument(fname_, "WriteAt before PrepareWriteAt");
+    if (!file_->WriteAt(offset, data)) {
+      return Status::InvalidArgument(fname_, "WriteAt past the prepared size");
+    }
     return Status::OK();
   }
   Status Flush() override { return Check("flush of closed file"); }
@@ -189,7 +238,8 @@ class MemWritableFile final : public WritableFile {
     return file_ == nullptr ? Status::IOError(fname_, what) : Status::OK();
   }
   const std::string fname_;
-  FileRef file_;  // nullptr once closed
+  FileRef file_;             // nullptr once closed
+  bool positioned_ = false;  // PrepareWriteAt succeeded
 };
 
 class MemEnv;

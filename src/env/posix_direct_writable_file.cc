@@ -44,8 +44,8 @@ void CountDirectWrite(size_t n) {
 // call (see the header); aligned p, n and offset. A low-priority file's
 // (low: the gate; null for a high-priority one) pwrites are each admitted
 // by the gate.
-Status WriteAt(const std::string& fname, int fd, const char* p, size_t n, uint64_t offset,
-               DirectIoPriorityGate* low) {
+Status PwriteAll(const std::string& fname, int fd, const char* p, size_t n, uint64_t offset,
+                 DirectIoPriorityGate* low) {
   while (n > 0) {
     const size_t step = std::min(n, kDirectWriteMaxBytes);
     CountDirectWrite(step);
@@ -136,7 +136,7 @@ class WriteBehind {
 
  private:
   void Write(char* buffer, uint64_t offset) {
-    Status s = WriteAt(fname_, fd_, buffer, kStagingSize, offset, low_);
+    Status s = PwriteAll(fname_, fd_, buffer, kStagingSize, offset, low_);
     std::lock_guard<std::mutex> l(mu_);
     if (!s.ok() && error_.ok()) error_ = s;
     free_.push_back(buffer);
@@ -184,7 +184,7 @@ class PosixDirectWritableFile final : public WritableFile {
     if (staged_ == 0 && Aligned(reinterpret_cast<uintptr_t>(p))) {
       const size_t direct = AlignDown(n, kDirectIoAlignment);
       if (direct > 0) {
-        s = WriteAt(fname_, fd_, p, direct, written_, low());
+        s = PwriteAll(fname_, fd_, p, direct, written_, low());
         if (!s.ok()) return s;
         written_ += direct;
         size_ += direct;
@@ -246,7 +246,7 @@ class PosixDirectWritableFile final : public WritableFile {
     if (staged_ > 0) {
       const size_t padded = kDirectIoAlignment;  // staged_ < one block here
       std::memset(staging_ + staged_, 0, padded - staged_);
-      s = WriteAt(fname_, fd_, staging_, padded, written_, low());
+      s = PwriteAll(fname_, fd_, staging_, padded, written_, low());
       if (!s.ok()) return s;
     }
     if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) return PosixError(fname_, errno);
@@ -257,7 +257,7 @@ class PosixDirectWritableFile final : public WritableFile {
   Status WriteStagedBlocks() {
     const size_t whole = AlignDown(staged_, kDirectIoAlignment);
     if (whole == 0) return Status::OK();
-    Status s = WriteAt(fname_, fd_, staging_, whole, written_, low());
+    Status s = PwriteAll(fname_, fd_, staging_, whole, written_, low());
     if (!s.ok()) return s;
     written_ += whole;
     staged_ -= whole;

@@ -76,6 +76,7 @@ class PosixWritableFile final : public WritableFile {
 
   Status Append(const Slice& data) override {
     if (fd_ < 0) return Status::IOError(fname_, "append to closed file");
+    if (positioned_) return Status::InvalidArgument(fname_, "append after PrepareWriteAt");
     const char* p = data.data();
     size_t n = data.size();
     size_t copy = std::min(n, kWritableBufferSize - pos_);
@@ -105,6 +106,47 @@ class PosixWritableFile final : public WritableFile {
     Status s = FlushBuffer();
     if (!s.ok()) return s;
     if (::fdatasync(fd_) != 0) return PosixError(fname_, errno);
+    return Status::OK();
+  }
+
+  // ftruncate, then pwrite: disjoint pwrites of one file run at once. Not
+  // for NewAppendableFile's files (O_APPEND).
+  Status PrepareWriteAt(uint64_t size) override {
+    if (fd_ < 0) return Status::IOError(fname_, "PrepareWriteAt on closed file");
+    // Linux's pwrite appends at the end of an O_APPEND file, whatever the
+    // offset (NewAppendableFile's files).
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0) return PosixError(fname_, errno);
+    if ((flags & O_APPEND) != 0) return Status::NotSupported(fname_, "positioned writes");
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return PosixError(fname_, errno);
+    if (positioned_ || pos_ != 0 || st.st_size != 0) {
+      return Status::InvalidArgument(fname_, "PrepareWriteAt on a file not empty");
+    }
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return PosixError(fname_, errno);
+    positioned_ = true;
+    prepared_size_ = size;
+    return Status::OK();
+  }
+
+  Status WriteAt(uint64_t offset, const Slice& data) override {
+    if (fd_ < 0) return Status::IOError(fname_, "WriteAt on closed file");
+    if (!positioned_) return Status::InvalidArgument(fname_, "WriteAt before PrepareWriteAt");
+    if (offset > prepared_size_ || data.size() > prepared_size_ - offset) {
+      return Status::InvalidArgument(fname_, "WriteAt past the prepared size");
+    }
+    const char* p = data.data();
+    size_t n = data.size();
+    while (n > 0) {
+      const ssize_t r = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return PosixError(fname_, errno);
+      }
+      p += r;
+      n -= static_cast<size_t>(r);
+      offset += static_cast<uint64_t>(r);
+    }
     return Status::OK();
   }
 
@@ -139,6 +181,8 @@ class PosixWritableFile final : public WritableFile {
   const std::string fname_;
   int fd_;  // -1 once closed
   size_t pos_ = 0;
+  bool positioned_ = false;  // PrepareWriteAt succeeded
+  uint64_t prepared_size_ = 0;
   char buf_[kWritableBufferSize];
 };
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,8 @@
 #include "gpu/output_planner.h"
 #include "gpu/range_planner.h"
 #include "table/format.h"
+#include "table/table_builder.h"
+#include "util/filename.h"
 #include "version/file_meta.h"
 
 namespace accelkv {
@@ -22,24 +25,42 @@ namespace gpu {
 
 namespace {
 
+uint64_t WritePieces(uint64_t file_size) {
+  return std::max<uint64_t>(1, (file_size + kWritePieceBytes - 1) / kWritePieceBytes);
+}
+
 // The files of one EncodeOutputs call: numbers taken in table
 // order at construction; each released table (its whole file encoded, by
 // the device or the CPU) written, fsynced and closed on writer threads
 // (OrderedWorkers) while the caller goes on; Finish joins them and reports
 // into the result. Deferred (PendingWrites), Finish comes later,
 // after other work overlapped the writes.
+//
+// A table of more than one piece (kWritePieceBytes) is written in pieces,
+// each a work item of its own, with positioned writes where its file takes
+// them: the first piece taken creates the file and sizes it, the last one
+// done syncs and closes it. A file that takes none (direct writes, an Env
+// without them) is appended whole by its last piece.
 class TableWrites final : public PendingWrites {
  public:
   TableWrites(const CompactionJobSpec& spec, std::vector<std::unique_ptr<PlannedTable>> tables,
-              const uint8_t* out, size_t helpers, CompactionJobResult* result)
+              const uint8_t* out, size_t min_helpers, CompactionJobResult* result)
       : spec_(spec),
         tables_(std::move(tables)),
         out_(out),
         result_(result),
         numbers_(tables_.size()),
+        piece_begin_(tables_.size() + 1),
         written_(tables_.size()) {
     for (uint64_t& n : numbers_) n = spec.new_file_number();
-    workers_ = std::make_unique<OrderedWorkers>(helpers, [this](size_t i) { Write(i); });
+    for (size_t i = 0; i < tables_.size(); ++i) {
+      const uint64_t pieces = WritePieces(tables_[i]->file_size);
+      piece_begin_[i + 1] = piece_begin_[i] + pieces;
+      written_[i].pieces_left.store(pieces);
+    }
+    const size_t threads = FileThreads(piece_begin_.back());
+    workers_ = std::make_unique<OrderedWorkers>(std::max(threads - 1, min_helpers),
+                                                [this](size_t k) { WritePiece(k); });
   }
   ~TableWrites() override {
     if (!finished_) (void)Finish();
@@ -50,7 +71,7 @@ class TableWrites final : public PendingWrites {
   void Release(size_t end) {
     if (released_ == 0 && end > 0) first_release_ = std::chrono::steady_clock::now();
     released_ = end;
-    workers_->Release(end);
+    workers_->Release(piece_begin_[end]);
   }
   bool write_failed() const { return write_failed_.load(); }
   // The device has encoded its last chunk (or failed: encode_status).
@@ -92,21 +113,71 @@ class TableWrites final : public PendingWrites {
   }
 
  private:
+  // One table's file, shared by its pieces' writers.
   struct Written {
-    Status status;
+    std::once_flag open;                 // the first piece taken opens the file
+    std::unique_ptr<WritableFile> file;  // set in open; closed by the last piece
+    bool positioned = false;             // the file took PrepareWriteAt
     bool created = false;
     FileMetaData meta;
+    std::atomic<uint64_t> pieces_left{0};
+    std::mutex mu;  // over status, once the file is open
+    Status status;  // the table's first failure
   };
 
-  void Write(size_t i) {
+  void Fail(Written* w, const Status& s) {
+    {
+      std::lock_guard<std::mutex> l(w->mu);
+      if (w->status.ok()) w->status = s;
+    }
+    write_failed_.store(true);
+  }
+  bool Failed(Written* w) {
+    std::lock_guard<std::mutex> l(w->mu);
+    return !w->status.ok();
+  }
+
+  void Open(size_t i) {
     const PlannedTable& table = *tables_[i];
     Written& w = written_[i];
     w.meta = OutputFileMeta(numbers_[i], table.file_size, table.props);
-    w.status = WriteOutputTable(
-        spec_, numbers_[i],
-        {Slice(reinterpret_cast<const char*>(out_) + table.out_offset, table.file_size)},
-        &w.created);
-    if (!w.status.ok()) write_failed_.store(true);
+    Status s = NewTableFile(spec_.env, TableFileName(spec_.dbname, numbers_[i]),
+                            spec_.table_options, IOPriority::kLow, &w.file);
+    if (!s.ok()) return Fail(&w, s);
+    w.created = true;
+    if (piece_begin_[i + 1] - piece_begin_[i] == 1) return;  // one piece: appended
+    s = w.file->PrepareWriteAt(table.file_size);
+    if (s.ok()) {
+      w.positioned = true;
+    } else if (!s.IsNotSupported()) {
+      Fail(&w, s);
+    }
+  }
+
+  void WritePiece(size_t k) {
+    const size_t i = static_cast<size_t>(
+        std::upper_bound(piece_begin_.begin(), piece_begin_.end(), k) - piece_begin_.begin() - 1);
+    const PlannedTable& table = *tables_[i];
+    Written& w = written_[i];
+    std::call_once(w.open, [this, i] { Open(i); });
+    const char* bytes = reinterpret_cast<const char*>(out_) + table.out_offset;
+    if (w.positioned && !Failed(&w)) {
+      const uint64_t at = (k - piece_begin_[i]) * kWritePieceBytes;
+      const Status s =
+          w.file->WriteAt(at, Slice(bytes + at, std::min(kWritePieceBytes, table.file_size - at)));
+      if (!s.ok()) Fail(&w, s);
+    }
+    // The last piece done: every other piece's WriteAt happened before.
+    if (w.pieces_left.fetch_sub(1, std::memory_order_acq_rel) != 1 || w.file == nullptr) return;
+    Status s;
+    if (!Failed(&w)) {
+      if (!w.positioned) s = w.file->Append(Slice(bytes, table.file_size));
+      if (s.ok()) s = w.file->Sync();
+    }
+    const Status close = w.file->Close();
+    if (s.ok()) s = close;
+    if (!s.ok()) Fail(&w, s);
+    w.file.reset();
   }
 
   const CompactionJobSpec& spec_;
@@ -114,6 +185,7 @@ class TableWrites final : public PendingWrites {
   const uint8_t* const out_;
   CompactionJobResult* const result_;
   std::vector<uint64_t> numbers_;
+  std::vector<uint64_t> piece_begin_;  // table i's pieces: [piece_begin_[i], piece_begin_[i + 1])
   std::vector<Written> written_;
   std::unique_ptr<OrderedWorkers> workers_;
   std::atomic<bool> write_failed_{false};
@@ -260,10 +332,8 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   // while the helpers write; it joins them for what is left after the last
   // chunk. With several chunks, or writes deferred past the return, at
   // least one helper, so writes overlap other work.
-  const size_t threads = FileThreads(nt);
-  const size_t helpers =
-      std::max<size_t>(threads - 1, chunk_end.size() > 1 || defer != nullptr ? 1 : 0);
-  auto writes = std::make_unique<TableWrites>(spec, std::move(tables), out, helpers, result);
+  const size_t min_helpers = chunk_end.size() > 1 || defer != nullptr ? 1 : 0;
+  auto writes = std::make_unique<TableWrites>(spec, std::move(tables), out, min_helpers, result);
   Status encode_status;
   output_cpu.reset();
   // Keys-only mode encodes on the CPU from the host arenas (the values

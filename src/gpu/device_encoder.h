@@ -61,6 +61,14 @@ class PendingWrites {
   virtual Status Finish() = 0;
 };
 
+// The bytes of one positioned write of an output table (WritableFile::
+// WriteAt): a table of more is written by several threads at once, where
+// its file takes positioned writes (else it is appended whole). One thread
+// copies about 10 GB/s into memory, 16 about 45 GB/s (H100 machine,
+// bench/results/2026-11-27-h100-host-bandwidth.md), and a 32 MiB encode
+// chunk holds only a few tables.
+inline constexpr uint64_t kWritePieceBytes = 2ull << 20;
+
 // GpuExecutorOptions' settings of device-encode mode.
 struct EncodeOptions {
   uint64_t chunk_bytes = 0;  // encode_chunk_bytes

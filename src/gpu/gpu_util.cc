@@ -9,9 +9,7 @@
 #include <vector>
 
 #include "compaction/compaction_executor.h"
-#include "table/table_builder.h"
 #include "table/table_properties.h"
-#include "util/filename.h"
 #include "util/helper_threads.h"
 #include "util/thread_cpu.h"
 #include "version/file_meta.h"
@@ -24,22 +22,6 @@ FileMetaData OutputFileMeta(uint64_t number, uint64_t file_size, const TableProp
   meta.number = number;
   SetFromTableProperties(props, file_size, &meta);
   return meta;
-}
-
-Status WriteOutputTable(const CompactionJobSpec& spec, uint64_t number,
-                        std::initializer_list<Slice> pieces, bool* created) {
-  *created = false;
-  std::unique_ptr<WritableFile> file;
-  Status s = NewTableFile(spec.env, TableFileName(spec.dbname, number), spec.table_options,
-                          IOPriority::kLow, &file);
-  if (!s.ok()) return s;
-  *created = true;
-  for (const Slice& piece : pieces) {
-    if (s.ok()) s = file->Append(piece);
-  }
-  if (s.ok()) s = file->Sync();
-  const Status close = file->Close();
-  return s.ok() ? close : s;
 }
 
 size_t FileThreads(size_t n) {

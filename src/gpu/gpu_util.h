@@ -12,17 +12,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <mutex>
-
-#include "accelkv/slice.h"
-#include "accelkv/status.h"
 
 namespace accelkv {
 
 struct CompactionJobResult;
-struct CompactionJobSpec;
 struct FileMetaData;
 struct TableProperties;
 
@@ -67,13 +62,6 @@ class CpuStageScope {
 // The metadata of output table `number` of file_size bytes whose
 // properties are props (keys, sequence range, entry and deletion counts).
 FileMetaData OutputFileMeta(uint64_t number, uint64_t file_size, const TableProperties& props);
-
-// Writes the job's output table `number` (its bytes: pieces, in order) with
-// the job's table options at IOPriority::kLow, then fsyncs and closes it.
-// *created: whether the file was created (the caller lists it, so that a
-// failed job's files are removed).
-Status WriteOutputTable(const CompactionJobSpec& spec, uint64_t number,
-                        std::initializer_list<Slice> pieces, bool* created);
 
 // Threads for n independent file reads or writes: up to 16, at most the
 // hardware threads and n (1 runs them on the caller).

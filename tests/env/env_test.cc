@@ -157,6 +157,93 @@ TEST_P(EnvTest, ConcurrentRandomAccessReads) {
   EXPECT_EQ(0, mismatches.load());
 }
 
+TEST_P(EnvTest, PositionedWritesFromSeveralThreads) {
+  const uint64_t seed = test::TestSeed();
+  Random rnd(seed);
+  // Across 64 KiB boundaries (MemEnv's chunks) and not a multiple of any.
+  const std::string data = test::RandomString(&rnd, (3 << 20) + 12345);
+  std::unique_ptr<WritableFile> w;
+  ASSERT_TRUE(env_->NewWritableFile(Path("pw"), &w).ok());
+  ASSERT_TRUE(w->PrepareWriteAt(data.size()).ok());
+  uint64_t size = 0;
+  ASSERT_TRUE(env_->GetFileSize(Path("pw"), &size).ok());
+  EXPECT_EQ(data.size(), size);
+  // Pieces of random lengths, taken by 4 threads in an order of their own.
+  std::vector<std::pair<uint64_t, size_t>> pieces;
+  for (uint64_t at = 0; at < data.size();) {
+    const size_t n = std::min<size_t>(data.size() - at, rnd.Uniform(300000) + 1);
+    pieces.emplace_back(at, n);
+    at += n;
+  }
+  std::atomic<size_t> next{0};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
+        const size_t k = pieces.size() - 1 - i;  // back to front
+        const auto [at, n] = pieces[k];
+        if (!w->WriteAt(at, Slice(data.data() + at, n)).ok()) failures++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(0, failures.load());
+  ASSERT_TRUE(w->Sync().ok());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ(data, Read(Path("pw")));
+}
+
+TEST_P(EnvTest, PositionedWriteMisuse) {
+  std::unique_ptr<WritableFile> w;
+  ASSERT_TRUE(env_->NewWritableFile(Path("pm"), &w).ok());
+  EXPECT_TRUE(w->WriteAt(0, "x").IsInvalidArgument());  // before PrepareWriteAt
+  ASSERT_TRUE(w->Append("abc").ok());
+  EXPECT_TRUE(w->PrepareWriteAt(10).IsInvalidArgument());  // something appended
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ("abc", Read(Path("pm")));
+
+  ASSERT_TRUE(env_->NewWritableFile(Path("pm2"), &w).ok());
+  ASSERT_TRUE(w->PrepareWriteAt(4).ok());
+  EXPECT_TRUE(w->PrepareWriteAt(4).IsInvalidArgument());  // twice
+  EXPECT_TRUE(w->Append("x").IsInvalidArgument());
+  EXPECT_TRUE(w->WriteAt(2, "abc").IsInvalidArgument());  // past the size
+  EXPECT_TRUE(w->WriteAt(5, "").IsInvalidArgument());
+  ASSERT_TRUE(w->WriteAt(1, "bcd").ok());
+  ASSERT_TRUE(w->WriteAt(0, "a").ok());
+  ASSERT_TRUE(w->WriteAt(4, "").ok());
+  ASSERT_TRUE(w->Sync().ok());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ("abcd", Read(Path("pm2")));
+  EXPECT_TRUE(w->WriteAt(0, "z").IsIOError());  // closed
+
+  // Files opened for direct or mapped writes (where the file system takes
+  // them: else the POSIX Env writes buffered) and appendable files take no
+  // positioned writes on the POSIX Env; the in-memory Env ignores those
+  // options. A file that takes none stays appendable.
+  for (int mode = 0; mode < 3; mode++) {
+    WritableFileOptions options;
+    options.use_direct_writes = mode == 0;
+    options.use_mmap_writes = mode == 1;
+    ASSERT_TRUE((mode == 2 ? env_->NewAppendableFile(Path("pm3"), &w)
+                           : env_->NewWritableFile(Path("pm3"), options, &w))
+                    .ok());
+    const Status s = w->PrepareWriteAt(3);
+    if (s.ok()) {
+      EXPECT_TRUE(GetParam() == EnvKind::kMem || mode != 2)
+          << "an appendable POSIX file (O_APPEND) appends at every offset";
+      ASSERT_TRUE(w->WriteAt(0, "xyz").ok());
+    } else {
+      EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+      EXPECT_NE(EnvKind::kMem, GetParam());
+      ASSERT_TRUE(w->Append("xyz").ok());
+    }
+    ASSERT_TRUE(w->Close().ok());
+    EXPECT_EQ("xyz", Read(Path("pm3")));
+    ASSERT_TRUE(env_->RemoveFile(Path("pm3")).ok());
+  }
+}
+
 TEST_P(EnvTest, FlushMakesDataVisibleToReaders) {
   std::unique_ptr<WritableFile> w;
   ASSERT_TRUE(env_->NewWritableFile(Path("fl"), &w).ok());

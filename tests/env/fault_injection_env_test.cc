@@ -234,6 +234,35 @@ TEST_P(FaultInjectionEnvTest, DropUnsyncedDataTruncatesToSyncedSize) {
   w->Close();
 }
 
+// Positioned writes: each PrepareWriteAt and WriteAt is a kWrite operation
+// (and fails as one); the prepared size is durable at the next Sync, and a
+// crash before it loses the file's bytes.
+TEST_P(FaultInjectionEnvTest, PositionedWritesFaultAndCountAsSyncedAtSync) {
+  auto w = Open("p");
+  ASSERT_TRUE(w->PrepareWriteAt(6).ok());
+  ASSERT_TRUE(w->WriteAt(3, "def").ok());
+  env_->SetFailure(FaultKind::kWrite, 0, /*one_shot=*/true);
+  EXPECT_TRUE(IsInjected(w->WriteAt(0, "abc")));
+  ASSERT_TRUE(w->WriteAt(0, "abc").ok());
+  EXPECT_EQ(4u, env_->OpCount(FaultKind::kWrite));
+  EXPECT_EQ(1u, env_->InjectedCount(FaultKind::kWrite));
+  ASSERT_TRUE(w->Sync().ok());
+  ASSERT_TRUE(w->Close().ok());
+
+  auto unsynced = Open("u");
+  ASSERT_TRUE(unsynced->PrepareWriteAt(4).ok());
+  ASSERT_TRUE(unsynced->WriteAt(0, "lost").ok());
+  ASSERT_TRUE(unsynced->Close().ok());
+  env_->SetFailure(FaultKind::kWrite, 0, /*one_shot=*/true);
+  auto refused = Open("r");
+  EXPECT_TRUE(IsInjected(refused->PrepareWriteAt(4)));
+  ASSERT_TRUE(refused->Close().ok());
+  ASSERT_TRUE(env_->DropUnsyncedData().ok());
+  EXPECT_EQ("abcdef", Contents(Path("p")));
+  EXPECT_EQ("", Contents(Path("u")));
+  EXPECT_EQ("", Contents(Path("r")));
+}
+
 TEST_P(FaultInjectionEnvTest, AppendableFileKeepsExistingDataDurable) {
   ASSERT_TRUE(WriteStringToFile(base_, "base", Path("app"), false).ok());
   std::unique_ptr<WritableFile> w;

@@ -20,6 +20,8 @@
 #include "compaction/cpu_compaction_executor.h"
 #include "env/fault_injection_env.h"
 #include "env/posix_direct_random_access_file.h"
+#include "env/posix_direct_writable_file.h"
+#include "gpu/device_encoder.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/gpu_test_util.h"
 #include "gpu/job_input.h"
@@ -1221,6 +1223,75 @@ TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
   EXPECT_TRUE(s.IsCorruption()) << "pos " << pos << ": " << s.ToString();
   EXPECT_TRUE(result.outputs.empty());
   EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+}
+
+// Output tables of several pieces (gpu::kWritePieceBytes) are written with
+// positioned writes, a piece per work item on the writer threads, where
+// their files take them (the in-memory Env, buffered POSIX files), and
+// appended whole where not (POSIX direct writes): byte-identical to the CPU
+// executor either way. A write failure at any piece fails the job with no
+// file left.
+TEST_P(GpuExecutorTest, OutputTablesWrittenInPiecesByteIdenticalToCpu) {
+  Random rnd(test::TestSeed());
+  for (int variant = 0; variant < 3; ++variant) {
+    if (variant == 1) {
+      ASSERT_NO_FATAL_FAILURE(UsePosixEnv());
+    }
+    topt_.use_direct_writes = variant == 2;
+    SCOPED_TRACE(variant == 0   ? "in-memory Env"
+                 : variant == 1 ? "POSIX Env, buffered writes"
+                                : "POSIX Env, direct writes");
+    test::GpuJob job = NewJob(&rnd, LargeTablesShape());
+    Compaction::Params params = job.compaction->params();
+    params.max_output_file_size = 5 << 20;  // tables of three pieces, and a shorter last one
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    bool positioned = variant < 2;
+    if (variant == 2) {  // a file system that refuses O_DIRECT: buffered writes
+      std::unique_ptr<WritableFile> probe;
+      const Status p = NewPosixDirectWritableFile(dbname_ + "/probe", IOPriority::kHigh, &probe);
+      ASSERT_TRUE(p.ok() || p.IsInvalidArgument()) << p.ToString();
+      positioned = !p.ok();
+      if (p.ok()) {
+        ASSERT_TRUE(probe->Close().ok());
+        ASSERT_TRUE(env_->RemoveFile(dbname_ + "/probe").ok());
+      }
+    }
+    FaultInjectionEnv counted(env_.get());
+    CompactionJobResult gpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    Status s = test::RunAndCapture(gpu_.get(), &counted, dbname_, topt_, &icmp_, job, &gpu_result,
+                                   &gpu_files);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    // A table of several pieces: PrepareWriteAt, then a WriteAt per piece,
+    // or where the file refused it (NotSupported) one Append; any other
+    // table: one Append.
+    uint64_t expected_writes = 0;
+    int several = 0;
+    for (const auto& [number, bytes] : gpu_files) {
+      const uint64_t pieces = (bytes.size() + gpu::kWritePieceBytes - 1) / gpu::kWritePieceBytes;
+      several += pieces > 1 ? 1 : 0;
+      expected_writes += pieces == 1 ? 1 : 1 + (positioned ? pieces : 1);
+    }
+    ASSERT_LE(1, several) << "no output table of several pieces";
+    EXPECT_EQ(expected_writes, counted.OpCount(FaultKind::kWrite));
+    CompactionJobResult cpu_result;
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+    if (HasFatalFailure()) return;
+    if (!positioned) continue;
+    // The first write (a PrepareWriteAt or an Append), and a later one (a
+    // WriteAt, or with every table appended an Append) fail.
+    for (const int64_t after : {int64_t{0}, int64_t{3}}) {
+      SCOPED_TRACE("write failure after " + std::to_string(after));
+      counted.SetFailure(FaultKind::kWrite, after, /*one_shot=*/false);
+      CompactionJobResult result;
+      std::map<uint64_t, std::string> files;
+      s = test::RunAndCapture(gpu_.get(), &counted, dbname_, topt_, &icmp_, job, &result, &files);
+      counted.ClearFailures();
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+    }
+  }
+  topt_.use_direct_writes = false;
 }
 
 // A malformed data block late in a table of over 1024 blocks fails the job
