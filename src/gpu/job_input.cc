@@ -1,6 +1,7 @@
 #include "gpu/job_input.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -46,21 +47,27 @@ struct TableRead {
   uint64_t needed = 0;
 };
 
-// Reads the file's bytes [r.file_offset, r.file_offset + r.size) into dst,
-// as far as the file goes; fewer than r.needed bytes is Corruption.
-Status ReadFileRange(Env* env, const std::string& fname, const RandomAccessFileOptions& options,
-                     const TableRead& r, uint8_t* dst) {
-  std::unique_ptr<RandomAccessFile> file;
-  Status s = env->NewRandomAccessFile(fname, options, &file);
-  if (!s.ok()) return s;
-  const uint64_t offset = r.file_offset;
-  const uint64_t size = r.size;
-  uint64_t done = 0;
-  while (done < r.needed) {
-    const size_t n = static_cast<size_t>(std::min(kReadChunk, size - done));
-    char* scratch = reinterpret_cast<char*>(dst + done);
+// The pieces a table's read is cut in (kReadChunk bytes each, the last
+// one to the end of the read): enough to cover the bytes that must exist.
+uint64_t ReadPieces(const TableRead& r) {
+  return std::max<uint64_t>(1, (r.needed + kReadChunk - 1) / kReadChunk);
+}
+
+// Reads piece p of the read r from file into arena_part (the read's part
+// of the arena): the file's bytes [r.file_offset + p * kReadChunk, ...) up
+// to kReadChunk of them, as far as the file goes; fewer than the piece's
+// share of r.needed is Corruption.
+Status ReadPiece(const RandomAccessFile& file, const std::string& fname, const TableRead& r,
+                 uint64_t p, uint8_t* arena_part) {
+  const uint64_t begin = p * kReadChunk;
+  const uint64_t end = std::min(begin + kReadChunk, r.size);
+  const uint64_t needed_end = std::min(end, r.needed);
+  uint64_t done = begin;
+  while (done < needed_end) {
+    const size_t n = static_cast<size_t>(end - done);
+    char* scratch = reinterpret_cast<char*>(arena_part + done);
     Slice got;
-    s = file->Read(offset + done, n, &got, scratch);
+    Status s = file.Read(r.file_offset + done, n, &got, scratch);
     if (!s.ok()) return s;
     if (got.empty()) return Status::Corruption("truncated table file", fname);
     if (got.data() != scratch) std::memmove(scratch, got.data(), got.size());
@@ -307,18 +314,53 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   // Without a device arena (a device failure) DecodeKeys uploads the arena.
   bool staging = stage && device->BeginStaging(arena, total).ok();
   std::mutex stage_mu;  // StageRange calls must not overlap (the stream is shared)
-  // The files on several threads (each into its own part of the arena, then
-  // staged and validated there); the first failure in file order is
-  // returned.
+  // The files on several threads, each into its own part of the arena, in
+  // pieces of kReadChunk bytes (one work item each, in file order, so the
+  // threads share a large file's read): the first piece taken opens the
+  // file, the last one done stages and validates the table. The first
+  // failure in file order is returned.
   const size_t nt = input->tables.size();
-  std::vector<Status> status(nt);
+  struct TableReading {
+    std::once_flag open;
+    std::unique_ptr<RandomAccessFile> file;
+    std::atomic<uint64_t> pieces_left{0};
+    std::mutex mu;  // over status, once the file is open
+    Status status;  // the table's first failure
+  };
+  std::vector<TableReading> reading(nt);
+  std::vector<uint64_t> piece_begin(nt + 1, 0);
+  for (size_t i = 0; i < nt; ++i) {
+    piece_begin[i + 1] = piece_begin[i] + ReadPieces(reads[i]);
+    reading[i].pieces_left.store(ReadPieces(reads[i]));
+  }
   input->table_blocks.resize(nt);
-  *helper_cpu_seconds += ParallelFor(nt, FileThreads(nt), [&](size_t i) {
+  const uint64_t pieces = piece_begin.back();
+  *helper_cpu_seconds += ParallelFor(pieces, FileThreads(pieces), [&](size_t k) {
+    const size_t i = static_cast<size_t>(
+        std::upper_bound(piece_begin.begin(), piece_begin.end(), k) - piece_begin.begin() - 1);
     const InputTable& t = input->tables[i];
     const TableRead& r = reads[i];
-    status[i] = ReadFileRange(spec.env, TableFileName(spec.dbname, t.number), file_options, r,
-                              arena + r.arena_offset);
-    if (!status[i].ok()) return;
+    TableReading& tr = reading[i];
+    const std::string fname = TableFileName(spec.dbname, t.number);
+    std::call_once(tr.open, [&] {
+      const Status s = spec.env->NewRandomAccessFile(fname, file_options, &tr.file);
+      std::lock_guard<std::mutex> l(tr.mu);
+      tr.status = s;
+    });
+    bool ok;
+    {
+      std::lock_guard<std::mutex> l(tr.mu);
+      ok = tr.status.ok();
+    }
+    if (ok) {
+      const Status s = ReadPiece(*tr.file, fname, r, k - piece_begin[i], arena + r.arena_offset);
+      std::lock_guard<std::mutex> l(tr.mu);
+      if (tr.status.ok()) tr.status = s;
+    }
+    // The last piece done: every other piece's read happened before.
+    if (tr.pieces_left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    tr.file.reset();
+    if (!tr.status.ok()) return;
     {
       std::lock_guard<std::mutex> l(stage_mu);
       // A failed StageRange cancelled the staging: later files are not staged.
@@ -346,10 +388,10 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       found.verify_micros = MicrosSince(v);
     }
   });
-  for (const Status& st : status) {
-    if (!st.ok()) {
+  for (const TableReading& tr : reading) {
+    if (!tr.status.ok()) {
       device->CancelStaging();
-      return st;
+      return tr.status;
     }
   }
   return Status::OK();
