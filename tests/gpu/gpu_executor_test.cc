@@ -1225,6 +1225,55 @@ TEST_P(GpuExecutorTest, LargeTablesByteIdenticalToCpu) {
   EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
 }
 
+// An input table of several read pieces (4 MiB each, read on several
+// threads): a read failure at any piece, or a file shorter than its
+// metadata, fails the job (IOError, Corruption "truncated table file") with
+// the staging freed and no file left; the same job then runs byte-identical
+// to the CPU executor.
+TEST_P(GpuExecutorTest, InputReadFailureInAnyPieceFailsTheJob) {
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewJob(&rnd, LargeTablesShape());
+  const FileMetaPtr& big = job.compaction->inputs(0)[0];
+  ASSERT_GT(big->file_size, 4u << 20);  // two pieces or more
+  for (const int64_t after : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{4}}) {
+    SCOPED_TRACE("read failure after " + std::to_string(after));
+    FaultInjectionEnv faults(env_.get());
+    faults.SetFailure(FaultKind::kRead, after, /*one_shot=*/true);
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s =
+        test::RunAndCapture(gpu_.get(), &faults, dbname_, topt_, &icmp_, job, &result, &files);
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_EQ(1u, faults.InjectedCount(FaultKind::kRead));
+    EXPECT_FALSE(staging_.pending);
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  }
+
+  const std::string fname = TableFileName(dbname_, big->number);
+  std::string bytes;
+  ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
+  Status s;
+  for (const size_t size : {size_t{1} << 20, (size_t{4} << 20) + 1000}) {  // in either piece
+    SCOPED_TRACE("the file cut at " + std::to_string(size));
+    ASSERT_TRUE(WriteStringToFile(env_.get(), bytes.substr(0, size), fname, false).ok());
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    s = Run(gpu_.get(), job, &result, &files);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("truncated table file")) << s.ToString();
+    EXPECT_FALSE(staging_.pending);
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  }
+
+  ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
+  CompactionJobResult gpu_result;
+  std::map<uint64_t, std::string> gpu_files;
+  s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  CompactionJobResult cpu_result;
+  ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+}
+
 // Output tables of several pieces (gpu::kWritePieceBytes) are written with
 // positioned writes, a piece per work item on the writer threads, where
 // their files take them (the in-memory Env, buffered POSIX files), and
