@@ -262,14 +262,31 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
     rp.tables = std::move(planner.tables());
     rp.end_micros = MicrosSince(t);
   });
+  const uint64_t joined_micros = MicrosSince(t);
   device->ReleasePlan();  // every range is planned
+  const uint64_t released_micros = MicrosSince(t);
   // The range that ended last: when it ended, and how long it waited for
-  // its plan entries (docs/GPU.md, "plan_last_end", "plan_last_wait").
+  // its plan entries; when the threads were joined and the device's plan
+  // released (docs/GPU.md, "plan_last_end", "plan_last_wait",
+  // "plan_joined", "plan_released").
   const RangePlan* last = nullptr;
   for (const RangePlan& rp : plans) {
     if (last == nullptr || rp.end_micros > last->end_micros) last = &rp;
   }
+  // Each list reserved whole: growing it range by range copied it several
+  // times, into fresh pages each time (the plan's serial tail, docs/GPU.md).
+  size_t num_blocks = 0, num_filters = 0, num_tails = 0, num_tables = 0;
+  for (const RangePlan& rp : plans) {
+    num_blocks += rp.blocks.size();
+    num_filters += rp.filters.size();
+    num_tails += rp.tails.size();
+    num_tables += rp.tables.size();
+  }
+  job.blocks.reserve(num_blocks);
+  job.filters.reserve(num_filters);
+  job.tables.reserve(num_tails);
   std::vector<std::unique_ptr<PlannedTable>> tables;
+  tables.reserve(num_tables);
   for (RangePlan& rp : plans) {
     if (!rp.status.ok()) return rp.status;
     for (EncodeBlock& b : rp.blocks) b.out_offset += job.out_size;
@@ -295,6 +312,8 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
     result->stage_micros["plan_last_end"] += last->end_micros;
     result->stage_micros["plan_last_wait"] += last->wait_micros;
   }
+  result->stage_micros["plan_joined"] += joined_micros;
+  result->stage_micros["plan_released"] += released_micros;
   plan_cpu.reset();
 
   Status s = before_output ? before_output() : Status::OK();
