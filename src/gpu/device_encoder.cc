@@ -25,10 +25,6 @@ namespace gpu {
 
 namespace {
 
-uint64_t WritePieces(uint64_t file_size) {
-  return std::max<uint64_t>(1, (file_size + kWritePieceBytes - 1) / kWritePieceBytes);
-}
-
 // The files of one EncodeOutputs call: numbers taken in table
 // order at construction; each released table (its whole file encoded, by
 // the device or the CPU) written, fsynced and closed on writer threads
@@ -50,15 +46,11 @@ class TableWrites final : public PendingWrites {
         out_(out),
         result_(result),
         numbers_(tables_.size()),
-        piece_begin_(tables_.size() + 1),
+        pieces_(TableSizes(tables_), kWritePieceBytes),
         written_(tables_.size()) {
     for (uint64_t& n : numbers_) n = spec.new_file_number();
-    for (size_t i = 0; i < tables_.size(); ++i) {
-      const uint64_t pieces = WritePieces(tables_[i]->file_size);
-      piece_begin_[i + 1] = piece_begin_[i] + pieces;
-      written_[i].pieces_left.store(pieces);
-    }
-    const size_t threads = FileThreads(piece_begin_.back());
+    for (size_t i = 0; i < tables_.size(); ++i) written_[i].pieces_left.store(pieces_.count(i));
+    const size_t threads = FileThreads(pieces_.total());
     workers_ = std::make_unique<OrderedWorkers>(std::max(threads - 1, min_helpers),
                                                 [this](size_t k) { WritePiece(k); });
   }
@@ -71,7 +63,7 @@ class TableWrites final : public PendingWrites {
   void Release(size_t end) {
     if (released_ == 0 && end > 0) first_release_ = std::chrono::steady_clock::now();
     released_ = end;
-    workers_->Release(piece_begin_[end]);
+    workers_->Release(pieces_.begin(end));
   }
   bool write_failed() const { return write_failed_.load(); }
   // The device has encoded its last chunk (or failed: encode_status).
@@ -102,7 +94,7 @@ class TableWrites final : public PendingWrites {
       if (written_[i].created) result_->outputs.push_back(written_[i].meta);
     }
     for (size_t i = 0; i < released_; ++i) {
-      if (!written_[i].status.ok()) return written_[i].status;
+      if (!written_[i].failure.ok()) return written_[i].failure.status();
     }
     if (!encode_status_.ok()) return encode_status_;
     for (const Written& w : written_) {
@@ -121,20 +113,19 @@ class TableWrites final : public PendingWrites {
     bool created = false;
     FileMetaData meta;
     std::atomic<uint64_t> pieces_left{0};
-    std::mutex mu;  // over status, once the file is open
-    Status status;  // the table's first failure
+    FirstFailure failure;
   };
 
-  void Fail(Written* w, const Status& s) {
-    {
-      std::lock_guard<std::mutex> l(w->mu);
-      if (w->status.ok()) w->status = s;
-    }
-    write_failed_.store(true);
+  static std::vector<uint64_t> TableSizes(const std::vector<std::unique_ptr<PlannedTable>>& t) {
+    std::vector<uint64_t> sizes;
+    sizes.reserve(t.size());
+    for (const auto& table : t) sizes.push_back(table->file_size);
+    return sizes;
   }
-  bool Failed(Written* w) {
-    std::lock_guard<std::mutex> l(w->mu);
-    return !w->status.ok();
+
+  void Fail(Written* w, const Status& s) {
+    w->failure.Add(s);
+    write_failed_.store(true);
   }
 
   void Open(size_t i) {
@@ -145,7 +136,7 @@ class TableWrites final : public PendingWrites {
                             spec_.table_options, IOPriority::kLow, &w.file);
     if (!s.ok()) return Fail(&w, s);
     w.created = true;
-    if (piece_begin_[i + 1] - piece_begin_[i] == 1) return;  // one piece: appended
+    if (pieces_.count(i) == 1) return;  // one piece: appended
     s = w.file->PrepareWriteAt(table.file_size);
     if (s.ok()) {
       w.positioned = true;
@@ -155,14 +146,13 @@ class TableWrites final : public PendingWrites {
   }
 
   void WritePiece(size_t k) {
-    const size_t i = static_cast<size_t>(
-        std::upper_bound(piece_begin_.begin(), piece_begin_.end(), k) - piece_begin_.begin() - 1);
+    const size_t i = pieces_.FileOf(k);
     const PlannedTable& table = *tables_[i];
     Written& w = written_[i];
     std::call_once(w.open, [this, i] { Open(i); });
     const char* bytes = reinterpret_cast<const char*>(out_) + table.out_offset;
-    if (w.positioned && !Failed(&w)) {
-      const uint64_t at = (k - piece_begin_[i]) * kWritePieceBytes;
+    if (w.positioned && w.failure.ok()) {
+      const uint64_t at = (k - pieces_.begin(i)) * kWritePieceBytes;
       const Status s =
           w.file->WriteAt(at, Slice(bytes + at, std::min(kWritePieceBytes, table.file_size - at)));
       if (!s.ok()) Fail(&w, s);
@@ -170,7 +160,7 @@ class TableWrites final : public PendingWrites {
     // The last piece done: every other piece's WriteAt happened before.
     if (w.pieces_left.fetch_sub(1, std::memory_order_acq_rel) != 1 || w.file == nullptr) return;
     Status s;
-    if (!Failed(&w)) {
+    if (w.failure.ok()) {
       if (!w.positioned) s = w.file->Append(Slice(bytes, table.file_size));
       if (s.ok()) s = w.file->Sync();
     }
@@ -185,7 +175,7 @@ class TableWrites final : public PendingWrites {
   const uint8_t* const out_;
   CompactionJobResult* const result_;
   std::vector<uint64_t> numbers_;
-  std::vector<uint64_t> piece_begin_;  // table i's pieces: [piece_begin_[i], piece_begin_[i + 1])
+  const FilePieces pieces_;  // the tables' pieces (kWritePieceBytes)
   std::vector<Written> written_;
   std::unique_ptr<OrderedWorkers> workers_;
   std::atomic<bool> write_failed_{false};

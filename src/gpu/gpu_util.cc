@@ -34,6 +34,34 @@ size_t FileThreads(size_t n) {
   return std::max<size_t>(1, std::min({n, hw, kMaxThreads}));
 }
 
+FilePieces::FilePieces(const std::vector<uint64_t>& sizes, uint64_t piece_bytes)
+    : begin_(sizes.size() + 1, 0) {
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    begin_[i + 1] = begin_[i] + std::max<uint64_t>(1, (sizes[i] + piece_bytes - 1) / piece_bytes);
+  }
+}
+
+size_t FilePieces::FileOf(uint64_t k) const {
+  return static_cast<size_t>(std::upper_bound(begin_.begin(), begin_.end(), k) - begin_.begin() -
+                             1);
+}
+
+void FirstFailure::Add(const Status& s) {
+  if (s.ok()) return;
+  std::lock_guard<std::mutex> l(mu_);
+  if (status_.ok()) status_ = s;
+}
+
+bool FirstFailure::ok() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return status_.ok();
+}
+
+Status FirstFailure::status() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return status_;
+}
+
 size_t ComputeThreads(size_t n) {
   const size_t hw = std::max<size_t>(1, std::thread::hardware_concurrency());
   return std::max<size_t>(1, std::min(n, hw));

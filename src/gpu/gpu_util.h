@@ -1,10 +1,12 @@
 // Small helpers the GPU executor's files share: stage timing, the
 // FileMetaData of a finished output table, a parallel loop for the file
-// reads and writes, and OrderedWorkers for writes that overlap the device.
+// reads and writes, OrderedWorkers for writes that overlap the device, and
+// the numbering of files' pieces and their first failure for both.
 //
 // Thread safety: pure functions (ParallelFor's and OrderedWorkers' fn must
 // be safe to call concurrently for different indices); an OrderedWorkers
-// object is driven by one thread.
+// object is driven by one thread; FilePieces is immutable; FirstFailure is
+// safe for concurrent use.
 #pragma once
 
 #include <chrono>
@@ -14,6 +16,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
+
+#include "accelkv/status.h"
 
 namespace accelkv {
 
@@ -66,6 +71,37 @@ FileMetaData OutputFileMeta(uint64_t number, uint64_t file_size, const TableProp
 // Threads for n independent file reads or writes: up to 16, at most the
 // hardware threads and n (1 runs them on the caller).
 size_t FileThreads(size_t n);
+
+// Files cut in pieces of piece_bytes (the last one shorter; at least one a
+// file), numbered together in file order so that each piece is a work item
+// of its own (the job's reads and writes): file i's pieces are
+// [begin(i), begin(i + 1)).
+class FilePieces {
+ public:
+  // sizes: each file's bytes.
+  FilePieces(const std::vector<uint64_t>& sizes, uint64_t piece_bytes);
+  uint64_t total() const { return begin_.back(); }
+  uint64_t begin(size_t i) const { return begin_[i]; }
+  uint64_t count(size_t i) const { return begin_[i + 1] - begin_[i]; }
+  // The file piece k (< total()) belongs to.
+  size_t FileOf(uint64_t k) const;
+
+ private:
+  std::vector<uint64_t> begin_;  // size: files + 1
+};
+
+// The first failure several threads report (the pieces of one file).
+class FirstFailure {
+ public:
+  // Keeps s if it is the first failure; OK is ignored.
+  void Add(const Status& s);
+  bool ok() const;
+  Status status() const;
+
+ private:
+  mutable std::mutex mu_;
+  Status status_;  // (under mu_)
+};
 
 // Threads for n independent pieces of CPU work (the plan's subcompaction
 // ranges): at most the hardware threads and n, at least 1.

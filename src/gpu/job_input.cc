@@ -47,12 +47,6 @@ struct TableRead {
   uint64_t needed = 0;
 };
 
-// The pieces a table's read is cut in (kReadChunk bytes each, the last
-// one to the end of the read): enough to cover the bytes that must exist.
-uint64_t ReadPieces(const TableRead& r) {
-  return std::max<uint64_t>(1, (r.needed + kReadChunk - 1) / kReadChunk);
-}
-
 // Reads piece p of the read r from file into arena_part (the read's part
 // of the arena): the file's bytes [r.file_offset + p * kReadChunk, ...) up
 // to kReadChunk of them, as far as the file goes; fewer than the piece's
@@ -324,43 +318,32 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     std::once_flag open;
     std::unique_ptr<RandomAccessFile> file;
     std::atomic<uint64_t> pieces_left{0};
-    std::mutex mu;  // over status, once the file is open
-    Status status;  // the table's first failure
+    FirstFailure failure;
   };
   std::vector<TableReading> reading(nt);
-  std::vector<uint64_t> piece_begin(nt + 1, 0);
-  for (size_t i = 0; i < nt; ++i) {
-    piece_begin[i + 1] = piece_begin[i] + ReadPieces(reads[i]);
-    reading[i].pieces_left.store(ReadPieces(reads[i]));
-  }
+  // A read's pieces cover the bytes that must exist (the last one reads on
+  // to the end of the read).
+  std::vector<uint64_t> needed(nt);
+  for (size_t i = 0; i < nt; ++i) needed[i] = reads[i].needed;
+  const FilePieces pieces(needed, kReadChunk);
+  for (size_t i = 0; i < nt; ++i) reading[i].pieces_left.store(pieces.count(i));
   input->table_blocks.resize(nt);
-  const uint64_t pieces = piece_begin.back();
-  *helper_cpu_seconds += ParallelFor(pieces, FileThreads(pieces), [&](size_t k) {
-    const size_t i = static_cast<size_t>(
-        std::upper_bound(piece_begin.begin(), piece_begin.end(), k) - piece_begin.begin() - 1);
+  *helper_cpu_seconds += ParallelFor(pieces.total(), FileThreads(pieces.total()), [&](size_t k) {
+    const size_t i = pieces.FileOf(k);
     const InputTable& t = input->tables[i];
     const TableRead& r = reads[i];
     TableReading& tr = reading[i];
     const std::string fname = TableFileName(spec.dbname, t.number);
     std::call_once(tr.open, [&] {
-      const Status s = spec.env->NewRandomAccessFile(fname, file_options, &tr.file);
-      std::lock_guard<std::mutex> l(tr.mu);
-      tr.status = s;
+      tr.failure.Add(spec.env->NewRandomAccessFile(fname, file_options, &tr.file));
     });
-    bool ok;
-    {
-      std::lock_guard<std::mutex> l(tr.mu);
-      ok = tr.status.ok();
-    }
-    if (ok) {
-      const Status s = ReadPiece(*tr.file, fname, r, k - piece_begin[i], arena + r.arena_offset);
-      std::lock_guard<std::mutex> l(tr.mu);
-      if (tr.status.ok()) tr.status = s;
+    if (tr.failure.ok()) {
+      tr.failure.Add(ReadPiece(*tr.file, fname, r, k - pieces.begin(i), arena + r.arena_offset));
     }
     // The last piece done: every other piece's read happened before.
     if (tr.pieces_left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     tr.file.reset();
-    if (!tr.status.ok()) return;
+    if (!tr.failure.ok()) return;
     {
       std::lock_guard<std::mutex> l(stage_mu);
       // A failed StageRange cancelled the staging: later files are not staged.
@@ -389,9 +372,9 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     }
   });
   for (const TableReading& tr : reading) {
-    if (!tr.status.ok()) {
+    if (!tr.failure.ok()) {
       device->CancelStaging();
-      return tr.status;
+      return tr.failure.status();
     }
   }
   return Status::OK();

@@ -80,6 +80,35 @@ TEST(OrderedWorkers, LateHelpersTouchNothingOfAClosedObject) {
   EXPECT_EQ(200 * 3, runs.load());
 }
 
+TEST(FilePieces, NumberedInFileOrderAtLeastOneAFile) {
+  const FilePieces pieces({10, 0, 1, 4, 5}, 4);  // 3, 1, 1, 1 and 2 pieces
+  EXPECT_EQ(8u, pieces.total());
+  const std::vector<uint64_t> begins = {0, 3, 4, 5, 6, 8};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(begins[i], pieces.begin(i));
+    EXPECT_EQ(begins[i + 1] - begins[i], pieces.count(i));
+  }
+  const std::vector<size_t> file_of = {0, 0, 0, 1, 2, 3, 4, 4};
+  for (uint64_t k = 0; k < pieces.total(); ++k) EXPECT_EQ(file_of[k], pieces.FileOf(k)) << k;
+}
+
+TEST(FirstFailure, KeepsTheFirstOfManyThreads) {
+  FirstFailure failure;
+  failure.Add(Status::OK());
+  EXPECT_TRUE(failure.ok());
+  failure.Add(Status::IOError("first"));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&failure] {
+      for (int i = 0; i < 100; ++i)
+        failure.Add(i % 2 == 0 ? Status::OK() : Status::Corruption("later"));
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_FALSE(failure.ok());
+  EXPECT_TRUE(failure.status().IsIOError()) << failure.status().ToString();
+}
+
 }  // namespace
 }  // namespace gpu
 }  // namespace accelkv
