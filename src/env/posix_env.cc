@@ -135,19 +135,10 @@ class PosixWritableFile final : public WritableFile {
     if (offset > prepared_size_ || data.size() > prepared_size_ - offset) {
       return Status::InvalidArgument(fname_, "WriteAt past the prepared size");
     }
-    const char* p = data.data();
-    size_t n = data.size();
-    while (n > 0) {
-      const ssize_t r = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return PosixError(fname_, errno);
-      }
-      p += r;
-      n -= static_cast<size_t>(r);
-      offset += static_cast<uint64_t>(r);
-    }
-    return Status::OK();
+    return WriteFully(fname_, data.data(), data.size(),
+                      [&](const char* src, size_t len, size_t done) {
+                        return ::pwrite(fd_, src, len, static_cast<off_t>(offset + done));
+                      });
   }
 
   Status Close() override {
@@ -166,16 +157,9 @@ class PosixWritableFile final : public WritableFile {
   }
 
   Status WriteRaw(const char* p, size_t n) {
-    while (n > 0) {
-      ssize_t r = ::write(fd_, p, n);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return PosixError(fname_, errno);
-      }
-      p += r;
-      n -= static_cast<size_t>(r);
-    }
-    return Status::OK();
+    return WriteFully(fname_, p, n, [this](const char* src, size_t len, size_t) {
+      return ::write(fd_, src, len);
+    });
   }
 
   const std::string fname_;

@@ -1,5 +1,6 @@
-// Helpers shared by the POSIX Env's files: the Status of a failed call, and
-// the loop that reads until n bytes, end of file or an error.
+// Helpers shared by the POSIX Env's files: the Status of a failed call, the
+// loop that reads until n bytes, end of file or an error, and the loop that
+// writes all n bytes.
 #pragma once
 
 #include <sys/types.h>
@@ -38,6 +39,23 @@ Status ReadFully(const std::string& fname, size_t n, char* scratch, Slice* resul
     done += static_cast<size_t>(r);
   }
   *result = Slice(scratch, done);
+  return Status::OK();
+}
+
+// Calls write_some(src, len, done) (a write(2) or pwrite(2) of up to len
+// bytes from src, done bytes into the request) until all n bytes of p are
+// written or an error; EINTR is retried.
+template <typename WriteSome>
+Status WriteFully(const std::string& fname, const char* p, size_t n, WriteSome write_some) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t r = write_some(p + done, n - done, done);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return PosixError(fname, errno);
+    }
+    done += static_cast<size_t>(r);
+  }
   return Status::OK();
 }
 
