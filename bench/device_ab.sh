@@ -36,8 +36,8 @@ if [[ ${TESTS:-1} != 0 ]]; then
   grep -hE "^\[  (PASSED|FAILED)" "$OUT"/tests/*.log | head
 fi
 if [[ ${HOST_BW:-0} == 1 ]]; then
-  nvcc -O2 -std=c++20 -arch=sm_90 -Xcompiler -Wall,-Wextra,-pthread bench/host_bandwidth.cu \
-    -o "$OUT/host_bandwidth" >"$OUT/host_bandwidth.build.log" 2>&1 &&
+  nvcc -O2 -std=c++20 -arch=sm_90 -Xcompiler -Wall,-Wextra,-pthread -Isrc bench/host_bandwidth.cu \
+    src/util/streaming_copy.cc -o "$OUT/host_bandwidth" >"$OUT/host_bandwidth.build.log" 2>&1 &&
     timeout 120 "$OUT/host_bandwidth" >"$OUT/bandwidth.jsonl" 2>&1
   echo "host_bandwidth rc=$?"
   cat "$OUT/bandwidth.jsonl"

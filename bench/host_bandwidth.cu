@@ -2,14 +2,16 @@
 // whose tables are in memory (docs/GPU.md, "Targets"): CPU threads copying
 // ordinary pages into pinned ones (the GPU job's read stage), pinned into
 // ordinary (its writers), reading and writing alone, the copy engines in
-// each direction, and the CPU copies beside each copy engine. One JSON line
+// each direction, the CPU copies beside each copy engine, and copies in the
+// in-memory Env's 64 KiB and the GPU writers' 2 MiB pieces, by memcpy and by
+// streaming stores (util/streaming_copy.h). One JSON line
 // per test: bytes moved per second by each side (best and median of the
 // repeats). The copy engines are timed by CUDA events, the CPU threads by
 // the host clock. CMake builds it where CUDA is (target host_bandwidth);
 // bench/device_ab.sh (HOST_BW=1) builds it on the GPU machine with
 //
-//   nvcc -O2 -std=c++20 -arch=sm_90 -Xcompiler -Wall,-Wextra,-pthread
-//     bench/host_bandwidth.cu -o host_bandwidth
+//   nvcc -O2 -std=c++20 -arch=sm_90 -Xcompiler -Wall,-Wextra,-pthread -Isrc
+//     bench/host_bandwidth.cu src/util/streaming_copy.cc -o host_bandwidth
 //
 // Usage: host_bandwidth [MiB per buffer, default 256] [repeats, default 7].
 // Exit status 1 (with the CUDA error) where there is no GPU, 2 on bad
@@ -27,6 +29,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "util/streaming_copy.h"
 
 namespace {
 
@@ -90,6 +94,8 @@ void Print(const std::string& test, const Rates& r, const char* a, const char* b
 
 }  // namespace
 
+using accelkv::StreamingCopy;
+
 int main(int argc, char** argv) {
   const size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 256;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 7;
@@ -133,6 +139,25 @@ int main(int argc, char** argv) {
     on_cpu("copy_plain_to_pinned", t, "copy", copy(pinned, plain));
   }
   on_cpu("copy_pinned_to_plain", cores, "copy", copy(plain2, pinned));
+  // The in-memory Env's copies go by its 64 KiB chunks, the GPU writers' by
+  // 2 MiB pieces: memcpy at those sizes (below glibc's non-temporal
+  // threshold: rep movsb), and the same by streaming stores.
+  using CopyFn = void (*)(char*, const char*, size_t);
+  const CopyFn by_memcpy = [](char* d, const char* s, size_t n) { std::memcpy(d, s, n); };
+  auto in_pieces = [](char* dst, const char* src, size_t piece, CopyFn fn) {
+    return [=](size_t, size_t b, size_t e) {
+      for (size_t k = b; k < e; k += piece) fn(dst + k, src + k, std::min(piece, e - k));
+    };
+  };
+  for (size_t piece : {size_t{64} << 10, size_t{2} << 20}) {
+    const std::string kib = "_pieces_" + std::to_string(piece >> 10) + "k";
+    for (const auto& [name, fn] : {std::pair{"copy", by_memcpy}, {"stream", &StreamingCopy}}) {
+      on_cpu(std::string(name) + "_plain_to_pinned" + kib, cores, "copy",
+             in_pieces(pinned, plain, piece, fn));
+      on_cpu(std::string(name) + "_pinned_to_plain" + kib, cores, "copy",
+             in_pieces(plain2, pinned, piece, fn));
+    }
+  }
   on_cpu("read", cores, "read", [&](size_t, size_t b, size_t e) {
     uint64_t sum = 0;
     for (size_t k = b; k < e; k += 8) {

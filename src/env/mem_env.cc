@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "accelkv/env.h"
+#include "util/streaming_copy.h"
 #include "util/thread_annotations.h"
 
 namespace accelkv {
@@ -38,6 +39,20 @@ namespace {
 
 constexpr size_t kChunkSize = 64 << 10;
 using Chunk = std::unique_ptr<char[]>;
+
+// Copies one chunk's part of a read or write of `total` bytes. A large
+// request (the GPU executor's pieces of whole tables) goes by streaming
+// stores: its bytes would not stay in the caches for the caller, and on the
+// GPU machine the compact job's writers' tail got 14-24% shorter and their
+// CPU time 4-11% lower (util/streaming_copy.h). Small ones (a table's
+// blocks, the log's records) by memcpy, as before, cached for the reader.
+void CopyPiece(char* dst, const char* src, size_t n, size_t total) {
+  if (total >= kStreamingCopyMinBytes) {
+    StreamingCopy(dst, src, n);
+  } else {
+    std::memcpy(dst, src, n);
+  }
+}
 
 // The chunks of removed and truncated files, kept for the next appends of
 // any file of the Env, up to kMaxFree (512 MiB). Without it the allocator
@@ -105,7 +120,7 @@ class FileState {
       const size_t used = static_cast<size_t>(size_ % kChunkSize);
       if (used == 0 && size_ / kChunkSize == chunks_.size()) chunks_.push_back(pool_->Get());
       const size_t n = std::min(left, kChunkSize - used);
-      std::memcpy(chunks_.back().get() + used, src, n);
+      CopyPiece(chunks_.back().get() + used, src, n, s.size());
       src += n;
       left -= n;
       size_ += n;
@@ -128,7 +143,7 @@ class FileState {
     std::shared_lock<std::shared_mutex> l(mu_);
     if (offset > size_ || s.size() > size_ - offset) return false;
     ForEachPiece(offset, s.size(), [&](char* chunk, size_t done, size_t m) {
-      std::memcpy(chunk, s.data() + done, m);
+      CopyPiece(chunk, s.data() + done, m, s.size());
     });
     return true;
   }
@@ -142,7 +157,7 @@ class FileState {
     }
     const size_t len = static_cast<size_t>(std::min<uint64_t>(n, size_ - offset));
     ForEachPiece(offset, len, [&](const char* chunk, size_t done, size_t m) {
-      std::memcpy(scratch + done, chunk, m);
+      CopyPiece(scratch + done, chunk, m, len);
     });
     *result = Slice(scratch, len);
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "accelkv/env.h"
 #include "testutil/test_util.h"
 #include "util/random.h"
+#include "util/streaming_copy.h"
 
 namespace accelkv {
 namespace {
@@ -155,6 +157,37 @@ TEST_P(EnvTest, ConcurrentRandomAccessReads) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(0, mismatches.load());
+}
+
+// Appends and reads on both sides of the size from which the in-memory Env
+// copies by streaming stores (util/streaming_copy.h), at offsets inside and
+// across its 64 KiB chunks.
+TEST_P(EnvTest, LargeAppendsAndReadsAtOddOffsets) {
+  Random rnd(23);
+  const size_t big = kStreamingCopyMinBytes;
+  std::string data;
+  std::unique_ptr<WritableFile> w;
+  ASSERT_TRUE(env_->NewWritableFile(Path("big"), &w).ok());
+  for (size_t n : {size_t{1}, big + 3, size_t{70000}, big - 1, big, size_t{1} << 20}) {
+    const std::string piece = test::RandomString(&rnd, n);
+    ASSERT_TRUE(w->Append(piece).ok());
+    data += piece;
+  }
+  ASSERT_TRUE(w->Close().ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(OpenRandom(Path("big"), &f).ok());
+  std::vector<char> scratch((1 << 20) + 100);
+  for (size_t n : {big - 1, big, big + 1, size_t{1} << 20}) {
+    for (uint64_t at : {uint64_t{0}, uint64_t{3}, uint64_t{65535}, uint64_t{65536 * 3 + 17},
+                        data.size() - n / 2}) {
+      Slice got;
+      ASSERT_TRUE(f->Read(at, n, &got, scratch.data()).ok());
+      const size_t expect_n = std::min<size_t>(n, data.size() - at);
+      ASSERT_EQ(expect_n, got.size()) << "at " << at << " n " << n;
+      ASSERT_EQ(0, std::memcmp(got.data(), data.data() + at, expect_n)) << "at " << at;
+    }
+  }
+  EXPECT_EQ(data, Read(Path("big")));
 }
 
 TEST_P(EnvTest, PositionedWritesFromSeveralThreads) {
