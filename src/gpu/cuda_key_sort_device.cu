@@ -139,6 +139,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     for (cudaEvent_t e : encode_events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
+    for (cudaEvent_t e : chunk_events_) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
     if (spin_event_ != nullptr) cudaEventDestroy(spin_event_);
     for (cudaEvent_t e : plan_events_) cudaEventDestroy(e);
@@ -217,16 +220,15 @@ class CudaKeySortDevice final : public KeySortDevice {
     return out_.Get(bytes, "encode", out);
   }
 
-  Status EncodeBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block, uint8_t* out,
-                      std::map<std::string, uint64_t>* stage_micros) override {
+  Status EncodeBlocks(const EncodeJob& job,
+                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks, uint8_t* out,
+                      std::map<std::string, uint64_t>* stage_micros,
+                      const std::function<bool(size_t)>& landed) override {
     cudaGetLastError();
     Status s = held_.Check(job);
-    if (s.ok() && InjectedFailure() == GpuStage::kEncode && end_block == job.blocks.size()) {
-      s = Injected(GpuStage::kEncode);
-    }
     if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream before anything is freed
-      s = EncodeStages(job, first_block, end_block, out, stage_micros, &mem);
+      s = EncodeStages(job, chunks, out, stage_micros, landed, &mem);
     }
     if (!s.ok()) ReleaseInput();  // a failed call releases the input
     return s;
@@ -481,32 +483,17 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // One chunk: its planned blocks in, the kernel into the job's device
-  // output buffer (allocated by the first call, kept to the release) part
-  // by part, each part's bytes back into out while the next part runs (one
-  // copy per contiguous run of its blocks), then the filters and theirs.
-  Status EncodeStages(const EncodeJob& job, uint64_t first_block, uint64_t end_block, uint8_t* out,
-                      std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
-    const auto t0 = std::chrono::steady_clock::now();
-    Status s = CheckEncodeJob(job, first_block, end_block, dev_.kept_count);
-    if (!s.ok()) return s;
-    if (dev_.out == nullptr || dev_.out_size < job.out_size) {
-      if (dev_.out != nullptr) cudaFreeAsync(dev_.out, stream_);
-      dev_.out = nullptr;
-      dev_.out_size = 0;
-      ACCELKV_CUDA_TRY("encode", AllocResident(&dev_.out, job.out_size));
-      dev_.out_size = job.out_size;
-    }
+  // Queues one chunk: its planned blocks in, the kernels into the job's
+  // device output buffer (EncodeStages allocates it, kept to the release)
+  // part by part on stream_, each part's bytes back into out on
+  // copy_stream_ after its kernel (an event; one copy per contiguous run of
+  // its blocks), so part p's copy overlaps part p + 1's kernel; then the
+  // filters and tails and their copies. Returns without waiting; the
+  // chunk's small arrays stay in mem until the call ends.
+  Status QueueEncodeChunk(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
+                          uint8_t* out, JobAllocations* mem) {
     const uint64_t nb = end_block - first_block;
     if (nb > 0) {
-      // The copies back run on copy_stream_, each part's after its kernel
-      // (an event), so part p's copy overlaps part p + 1's kernel. Every
-      // exit drains both streams: no copy into `out` outlives the call.
-      ACCELKV_CUDA_TRY("encode", EnsureCopyStream());
-      struct Drain {
-        cudaStream_t copy;
-        ~Drain() { cudaStreamSynchronize(copy); }
-      } drain{copy_stream_};
       EncodeBlock* d_blocks = nullptr;
       ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_blocks, nb));
       ACCELKV_CUDA_TRY("encode",
@@ -620,11 +607,76 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (!spans.empty()) {
         ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, kEncodeParts, out));
       }
-      ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(copy_stream_));
     }
-    ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
-    (*stage_micros)["gpu_encode"] += MicrosSince(t0);
     return Status::OK();
+  }
+
+  // The chunks one after another, chunk c + 1 queued before chunk c is
+  // waited for (an event after its last copy back), so the device encodes
+  // the next chunk while the last one's bytes still come back and the
+  // caller hands them to its writers: one call per chunk, each draining
+  // both streams, left the device idle between chunks.
+  Status EncodeStages(const EncodeJob& job,
+                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks, uint8_t* out,
+                      std::map<std::string, uint64_t>* stage_micros,
+                      const std::function<bool(size_t)>& landed, JobAllocations* mem) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = CheckEncodeChunks(job, chunks, dev_.kept_count);
+    if (!s.ok()) return s;
+    if (dev_.out == nullptr || dev_.out_size < job.out_size) {
+      if (dev_.out != nullptr) cudaFreeAsync(dev_.out, stream_);
+      dev_.out = nullptr;
+      dev_.out_size = 0;
+      ACCELKV_CUDA_TRY("encode", AllocResident(&dev_.out, job.out_size));
+      dev_.out_size = job.out_size;
+    }
+    ACCELKV_CUDA_TRY("encode", EnsureCopyStream());
+    // Every exit drains the copies: no copy into `out` outlives the call.
+    struct Drain {
+      cudaStream_t copy;
+      ~Drain() { cudaStreamSynchronize(copy); }
+    } drain{copy_stream_};
+    uint64_t landed_micros = 0;
+    // Waits for chunk c's copies and calls landed(c); false to stop.
+    auto wait = [&](size_t c, Status* st) {
+      const cudaError_t e = cudaEventSynchronize(chunk_events_[c % 2]);
+      if (e != cudaSuccess) {
+        *st = Status::Aborted("gpu: encode", cudaGetErrorString(e));
+        return false;
+      }
+      const auto t = std::chrono::steady_clock::now();
+      const bool go_on = landed(c);
+      landed_micros += MicrosSince(t);
+      return go_on;
+    };
+    bool go_on = true;
+    for (size_t c = 0; c < chunks.size() && go_on && s.ok(); ++c) {
+      if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
+        s = Injected(GpuStage::kEncode);
+      } else {
+        s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, out, mem);
+        if (s.ok()) {
+          const cudaError_t e = cudaEventRecord(chunk_events_[c % 2], copy_stream_);
+          if (e != cudaSuccess) s = Status::Aborted("gpu: encode", cudaGetErrorString(e));
+        }
+      }
+      // The chunk before this one: landed once its copies are done, also
+      // when this one failed (its files are then written, as they would
+      // be had this chunk failed after it).
+      if (c > 0) {
+        Status w;
+        go_on = wait(c - 1, &w);
+        if (s.ok()) s = w;
+      }
+      if (s.ok() && go_on && c + 1 == chunks.size()) {
+        Status w;
+        go_on = wait(c, &w);
+        s = w;
+      }
+    }
+    if (s.ok()) ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
+    (*stage_micros)["gpu_encode"] += MicrosSince(t0) - std::min(landed_micros, MicrosSince(t0));
+    return s;
   }
 
   // resident: the arenas and the entry arrays are on the device already
@@ -1414,7 +1466,8 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   // The copy stream and the events that order its copies after kernels on
   // stream_ (the decoded keys': keys_event_; the encode's: kEncodeParts for
-  // the parts, one for the filters), made on first use.
+  // the parts, one for the filters; chunk_events_, each encode chunk's last
+  // copy back), made on first use.
   cudaError_t EnsureCopyStream() {
     if (copy_stream_ != nullptr) return cudaSuccess;
     if (keys_event_ == nullptr) {
@@ -1424,6 +1477,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     for (cudaEvent_t& e : encode_events_) {
       if (e != nullptr) continue;
       const cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+      if (err != cudaSuccess) return err;
+    }
+    // The host waits on these: it sleeps (blocking sync) and leaves its
+    // core to the writers.
+    for (cudaEvent_t& e : chunk_events_) {
+      if (e != nullptr) continue;
+      const cudaError_t err =
+          cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync);
       if (err != cudaSuccess) return err;
     }
     return cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
@@ -1499,6 +1560,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   cudaStream_t copy_stream_ = nullptr;    // EncodeStages' and DecodeStages' copies back
   cudaStream_t verify_stream_ = nullptr;  // RunStages' VerifyKernel, beside the sort
   cudaEvent_t encode_events_[kEncodeParts + 1] = {};
+  cudaEvent_t chunk_events_[2] = {};  // the chunk in flight and the one before
   cudaEvent_t keys_event_ = nullptr;  // DecodeStages: the keys' copies after the kernel
   bool keys_pending_ = false;         // those copies may still run (DrainCopiesBack)
   // PlanStage's copies of the plan back, in parts (QueuePlanCopies), each

@@ -337,7 +337,8 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   // table order) even when a later step fails, also a failed encode of a
   // later chunk (the caller removes them); the first failure in table
   // order among the written tables is returned, else the encode's. A
-  // write failure stops the encoding of later chunks. The caller encodes
+  // write failure stops the encoding of later chunks (on the device, of
+  // those after the one already queued). The caller encodes
   // while the helpers write; it joins them for what is left after the last
   // chunk. With several chunks, or writes deferred past the return, at
   // least one helper, so writes overlap other work.
@@ -353,11 +354,17 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
                                input.value_size.data()};
   std::optional<CpuStageScope> encode_cpu(std::in_place, result,
                                           options.on_host ? "encode" : "gpu_encode");
-  for (size_t c = 0; c < chunk_end.size() && !writes->write_failed(); ++c) {
+  // Chunk c's blocks: its first table's first block to its last table's
+  // end block.
+  std::vector<std::pair<uint64_t, uint64_t>> chunk_blocks(chunk_end.size());
+  for (size_t c = 0; c < chunk_end.size(); ++c) {
     const size_t first_table = c == 0 ? 0 : chunk_end[c - 1];
-    const uint64_t first_block = first_table < nt ? writes->table(first_table).first_block : 0;
-    const uint64_t end_block = chunk_end[c] > 0 ? writes->table(chunk_end[c] - 1).end_block : 0;
-    if (options.on_host) {
+    chunk_blocks[c].first = first_table < nt ? writes->table(first_table).first_block : 0;
+    chunk_blocks[c].second = chunk_end[c] > 0 ? writes->table(chunk_end[c] - 1).end_block : 0;
+  }
+  if (options.on_host) {
+    for (size_t c = 0; c < chunk_end.size() && !writes->write_failed(); ++c) {
+      const auto [first_block, end_block] = chunk_blocks[c];
       const auto t0 = std::chrono::steady_clock::now();
       encode_status = CheckEncodeJob(job, first_block, end_block, sorted.kept.size());
       if (encode_status.ok()) {
@@ -365,11 +372,16 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
                                                ComputeThreads(end_block - first_block));
       }
       result->stage_micros["encode"] += MicrosSince(t0);
-    } else {
-      encode_status = device->EncodeBlocks(job, first_block, end_block, out, &result->stage_micros);
+      if (!encode_status.ok()) break;
+      writes->Release(chunk_end[c]);
     }
-    if (!encode_status.ok()) break;
-    writes->Release(chunk_end[c]);
+  } else {
+    // The device queues the next chunk before it hands this one over.
+    encode_status =
+        device->EncodeBlocks(job, chunk_blocks, out, &result->stage_micros, [&](size_t c) {
+          writes->Release(chunk_end[c]);
+          return !writes->write_failed();
+        });
   }
   device->ReleaseEncodeInput();
   encode_cpu.reset();

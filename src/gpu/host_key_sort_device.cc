@@ -49,26 +49,29 @@ class HostKeySortDevice final : public KeySortDevice {
 
   uint64_t MemoryBudget() const override { return budget_; }
 
-  Status EncodeBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block, uint8_t* out,
-                      std::map<std::string, uint64_t>* stage_micros) override {
+  Status EncodeBlocks(const EncodeJob& job,
+                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks, uint8_t* out,
+                      std::map<std::string, uint64_t>* stage_micros,
+                      const std::function<bool(size_t)>& landed) override {
     Status s = held_.Check(job);
-    if (s.ok() && InjectedFailure() == GpuStage::kEncode && end_block == job.blocks.size()) {
-      s = Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
-    }
-    if (s.ok()) s = CheckEncodeJob(job, first_block, end_block, kept_.size());
-    if (!s.ok()) {
-      held_.Release();  // a failed call releases the input (key_sort_device.h)
-      return s;
-    }
-    const auto t = std::chrono::steady_clock::now();
+    if (s.ok()) s = CheckEncodeChunks(job, chunks, kept_.size());
     const EncodeSources src{job.arena,          job.key_arena,    kept_.data(),
                             key_offset_.data(), key_size_.data(), value_offset_.data(),
                             value_size_.data()};
-    // The kernels' work on the host, one thread (host_encoder.h; keys-only
-    // mode runs the same on several).
-    EncodeOnHost(job, src, first_block, end_block, out, 1);
-    (*stage_micros)["gpu_encode"] += MicrosSince(t);
-    return Status::OK();
+    for (size_t c = 0; c < chunks.size() && s.ok(); ++c) {
+      if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
+        s = Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
+        break;
+      }
+      // The kernels' work on the host, one thread (host_encoder.h; keys-only
+      // mode runs the same on several).
+      const auto t = std::chrono::steady_clock::now();
+      EncodeOnHost(job, src, chunks[c].first, chunks[c].second, out, 1);
+      (*stage_micros)["gpu_encode"] += MicrosSince(t);
+      if (!landed(c)) break;
+    }
+    if (!s.ok()) held_.Release();  // a failed call releases the input (key_sort_device.h)
+    return s;
   }
 
   void ReleaseEncodeInput() override { held_.Release(); }

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -312,7 +313,7 @@ inline void TablesOfBlocks(const EncodeJob& job, uint64_t first_block, uint64_t 
 // (TablesOfBlocks: ordered, disjoint, over whole blocks of the range, with
 // an index layout their blocks' index_key_end fit); else InvalidArgument
 // (a planning bug must not write outside the buffers). EncodeBlocks checks
-// every call.
+// every chunk (CheckEncodeChunks).
 inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
                              uint64_t kept) {
   if (first_block > end_block || end_block > job.blocks.size()) {
@@ -375,6 +376,21 @@ inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_
         end > job.out_size || end < t.out_offset) {
       return Status::InvalidArgument("gpu: encode: a planned table lies outside the job");
     }
+  }
+  return Status::OK();
+}
+
+// CheckEncodeJob of every chunk, and the chunks ascending and disjoint (so
+// chunks in flight at once write disjoint parts of the output).
+inline Status CheckEncodeChunks(const EncodeJob& job,
+                                const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
+                                uint64_t kept) {
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    if (c > 0 && chunks[c].first < chunks[c - 1].second) {
+      return Status::InvalidArgument("gpu: encode: chunks out of order");
+    }
+    Status s = CheckEncodeJob(job, chunks[c].first, chunks[c].second, kept);
+    if (!s.ok()) return s;
   }
   return Status::OK();
 }
@@ -513,23 +529,34 @@ class KeySortDevice {
   // backend), reused like HostArena's.
   virtual Status HostOutput(uint64_t bytes, uint8_t** out) = 0;
 
-  // Fills the planned data blocks job.blocks[first_block, end_block) into
-  // out (from HostOutput(job.out_size)), each at its out_offset: prefix,
-  // key suffixes, values, end offsets, footer, trailer; their tables'
-  // filter blocks (FiltersOfBlocks: lines, footer, trailer) and their
-  // tables' tails (TablesOfBlocks: properties and index blocks with their
-  // trailers, footer; tail_common.h); returns once they are there (out from
-  // the first block's offset to the last table's footer). The executor calls it once per chunk of
-  // tables, in table order, and writes a chunk's files while the next is encoded. Adds its time
-  // under "gpu_encode". Aborted("gpu: encode: ...") on any failure, InvalidArgument for a range or
-  // block outside the job (CheckEncodeJob). An injected kEncode failure strikes the call whose
-  // range ends at the job's last block (with several chunks: after earlier chunks' files were
-  // written). REQUIRES: the last Run returned OK with keep_for_encode over job's arenas, and
-  // neither ReleaseEncodeInput nor a failed EncodeBlocks came since (the CUDA device reuses the
-  // arenas' device copies, the entry arrays and the kept order; Aborted when they are not there). A
-  // failed call releases them as ReleaseEncodeInput does.
-  virtual Status EncodeBlocks(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
-                              uint8_t* out, std::map<std::string, uint64_t>* stage_micros) = 0;
+  // Fills the planned data blocks of each chunk, job.blocks[chunks[c].first,
+  // chunks[c].second), into out (from HostOutput(job.out_size)), each at its
+  // out_offset: prefix, key suffixes, values, end offsets, footer, trailer;
+  // their tables' filter blocks (FiltersOfBlocks: lines, footer, trailer)
+  // and their tables' tails (TablesOfBlocks: properties and index blocks
+  // with their trailers, footer; tail_common.h). The chunks are the
+  // executor's groups of whole tables, in table order. Calls landed(c) on
+  // the calling thread, in chunk order, once chunk c is in out (from its
+  // first block's offset to its last table's footer), and returns after
+  // the last: the executor writes chunk c's files while chunk c + 1 is
+  // encoded. The CUDA device queues chunk c + 1 before it waits for chunk
+  // c, so the device does not idle between chunks. landed returning false
+  // stops the call (chunks not yet queued are not encoded; the one in
+  // flight is waited for) and it returns OK. Adds its time, less landed's,
+  // under "gpu_encode". Aborted("gpu: encode: ...") on any failure,
+  // InvalidArgument for a range or block outside the job (CheckEncodeJob,
+  // every chunk checked before any is encoded). An injected kEncode failure
+  // strikes the chunk that ends at the job's last block (with several
+  // chunks: after the earlier chunks landed). REQUIRES: the last Run
+  // returned OK with keep_for_encode over job's arenas, and neither
+  // ReleaseEncodeInput nor a failed EncodeBlocks came since (the CUDA
+  // device reuses the arenas' device copies, the entry arrays and the kept
+  // order; Aborted when they are not there). A failed call releases them
+  // as ReleaseEncodeInput does; no copy into out outlives any call.
+  virtual Status EncodeBlocks(const EncodeJob& job,
+                              const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
+                              uint8_t* out, std::map<std::string, uint64_t>* stage_micros,
+                              const std::function<bool(size_t chunk)>& landed) = 0;
 
   // Frees what the last Run kept for EncodeBlocks (the CUDA device's
   // arenas, entry arrays, kept order and output buffer). Idempotent; the

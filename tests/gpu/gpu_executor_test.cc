@@ -56,6 +56,12 @@ struct StagingCounts {
   // the second table start, 2 moves it one entry later.
   uint64_t table_starts = 0;
   int alter_split = 0;
+  // When >= 0: each EncodeBlocks call first encodes with a landed that
+  // stops after chunk encode_probe_stop, keeping the chunks it was handed
+  // and its status, then encodes again for the executor.
+  int encode_probe_stop = -1;
+  std::vector<size_t> encode_probe_landed;
+  Status encode_probe_status;
   // StageRange calls whose offset or size is not a multiple of 4 KiB, and
   // BeginStaging calls on an arena not 4 KiB aligned (direct reads stage
   // whole aligned spans of a page-aligned arena).
@@ -65,8 +71,8 @@ struct StagingCounts {
   uint64_t run_blocks = 0;    // the last Run's blocks to checksum (KeySortInput::blocks)
 };
 
-// Forwards to a device, counting EncodeBlocks calls (the chunks a job's
-// output was encoded in) and the staging calls.
+// Forwards to a device, counting the chunks EncodeBlocks hands back (the
+// chunks a job's output was encoded in) and the staging calls.
 class CountingDevice final : public gpu::KeySortDevice {
  public:
   // *budget, when not 0, replaces the inner device's memory budget.
@@ -106,10 +112,24 @@ class CountingDevice final : public gpu::KeySortDevice {
   Status HostOutput(uint64_t bytes, uint8_t** out) override {
     return inner_->HostOutput(bytes, out);
   }
-  Status EncodeBlocks(const gpu::EncodeJob& job, uint64_t first_block, uint64_t end_block,
-                      uint8_t* out, std::map<std::string, uint64_t>* stage_micros) override {
-    ++*encode_calls_;
-    return inner_->EncodeBlocks(job, first_block, end_block, out, stage_micros);
+  Status EncodeBlocks(const gpu::EncodeJob& job,
+                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks, uint8_t* out,
+                      std::map<std::string, uint64_t>* stage_micros,
+                      const std::function<bool(size_t)>& landed) override {
+    if (staging_->encode_probe_stop >= 0) {
+      staging_->encode_probe_landed.clear();
+      const auto stop = static_cast<size_t>(staging_->encode_probe_stop);
+      staging_->encode_probe_status =
+          inner_->EncodeBlocks(job, chunks, out, stage_micros, [&](size_t c) {
+            staging_->encode_probe_landed.push_back(c);
+            return c < stop;
+          });
+      if (!staging_->encode_probe_status.ok()) return staging_->encode_probe_status;
+    }
+    return inner_->EncodeBlocks(job, chunks, out, stage_micros, [&](size_t c) {
+      ++*encode_calls_;
+      return landed(c);
+    });
   }
   void ReleaseEncodeInput() override { inner_->ReleaseEncodeInput(); }
   uint64_t MemoryBudget() const override {
@@ -185,7 +205,7 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   }
 
   // An executor over this test's device kind, counting its device's
-  // EncodeBlocks calls in encode_calls_; nullptr and *reason without a GPU.
+  // encode chunks in encode_calls_; nullptr and *reason without a GPU.
   std::unique_ptr<GpuCompactionExecutor> NewExecutor(const GpuExecutorOptions& options,
                                                      std::string* reason) {
     std::unique_ptr<gpu::KeySortDevice> device;
@@ -409,7 +429,7 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   std::unique_ptr<Env> env_;
   GpuExecutorOptions options_;
   std::unique_ptr<GpuCompactionExecutor> gpu_;
-  int encode_calls_ = 0;   // EncodeBlocks calls of every executor of NewExecutor
+  int encode_calls_ = 0;   // encode chunks landed, every executor of NewExecutor
   StagingCounts staging_;  // their staging calls
   uint64_t budget_ = 0;    // their devices' memory budget when not 0
   // One thread: with several, the subcompaction ranges of a job take their
@@ -912,7 +932,8 @@ TEST_P(GpuExecutorTest, InjectedFailureAtEachStageListsEveryCreatedFile) {
       EXPECT_TRUE(s.IsAborted()) << s.ToString();
       EXPECT_NE(std::string::npos, s.ToString().find(GpuStageName(stage))) << s.ToString();
       if (stage == GpuStage::kEncode && std::string(mode) == "device") {
-        EXPECT_EQ(static_cast<int>(tables), encode_calls_ - calls_before);
+        // Every chunk (a table each) landed but the last, which failed.
+        EXPECT_EQ(static_cast<int>(tables) - 1, encode_calls_ - calls_before);
         ASSERT_EQ(tables - 1, result.outputs.size());
         for (size_t i = 0; i < result.outputs.size(); ++i) {
           EXPECT_EQ(cpu_result.outputs[i].number, result.outputs[i].number);
@@ -1343,6 +1364,39 @@ TEST_P(GpuExecutorTest, OutputTablesWrittenInPiecesByteIdenticalToCpu) {
   topt_.use_direct_writes = false;
 }
 
+// EncodeBlocks hands the chunks back in order, each once, and stops where
+// landed says so (the executor's says so once a write failed): no chunk
+// after it is handed back, and the call returns OK keeping the job's input
+// on the device, so the executor's own call after it still writes the
+// CPU's bytes.
+TEST_P(GpuExecutorTest, EncodeStopsWhereLandedSays) {
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.allow_long_values = false;
+  test::GpuJob job = NewJob(&rnd, shape);
+  Compaction::Params params = job.compaction->params();
+  params.max_output_file_size = 8192;  // several tables, a chunk each
+  job.compaction = std::make_unique<Compaction>(params, &icmp_);
+  for (const int stop : {0, 1}) {
+    SCOPED_TRACE("stop after chunk " + std::to_string(stop));
+    staging_.encode_probe_stop = stop;
+    CompactionJobResult gpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+    staging_.encode_probe_stop = -1;
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_LE(3u, gpu_result.outputs.size());
+    EXPECT_TRUE(staging_.encode_probe_status.ok()) << staging_.encode_probe_status.ToString();
+    std::vector<size_t> expected;
+    for (int c = 0; c <= stop; ++c) expected.push_back(static_cast<size_t>(c));
+    EXPECT_EQ(expected, staging_.encode_probe_landed);
+    CompactionJobResult cpu_result;
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
 // A malformed data block late in a table of over 1024 blocks fails the job
 // with its own error; with a second malformed block early in the table the
 // job fails with the early one's (the first in file order), whichever order
@@ -1491,7 +1545,7 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
   std::map<std::string, uint64_t> micros;
   gpu::KeySortOutput sorted;
   auto encode = [&](uint64_t first = 0, uint64_t end = 0) {
-    return device->EncodeBlocks(job, first, end, out, &micros);
+    return device->EncodeBlocks(job, {{first, end}}, out, &micros, [](size_t) { return true; });
   };
 
   Status s = encode();  // no Run yet
@@ -1605,6 +1659,14 @@ TEST(GpuEncodeFilterTest, ChunkSelectionLookupAndChecks) {
   EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->num_lines = 2; }));  // past out_size
   EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->out_offset = ~uint64_t{0} - 8; }));
   EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->first = 5; }));  // overlaps filter 0
+
+  // Chunks: each checked, ascending and disjoint (chunks in flight at once
+  // write disjoint parts of the output).
+  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{0, 2}, {2, 3}}, kKept).ok());
+  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{0, 3}}, kKept).ok());
+  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{2, 3}, {0, 2}}, kKept).IsInvalidArgument());
+  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{0, 2}, {1, 3}}, kKept).IsInvalidArgument());
+  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{0, 2}, {2, 4}}, kKept).IsInvalidArgument());
 }
 
 TEST_P(GpuExecutorTest, PolicyAndNonBytewiseComparator) {
