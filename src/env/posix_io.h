@@ -44,7 +44,10 @@ Status ReadFully(const std::string& fname, size_t n, char* scratch, Slice* resul
 
 // Calls write_some(src, len, done) (a write(2) or pwrite(2) of up to len
 // bytes from src, done bytes into the request) until all n bytes of p are
-// written or an error; EINTR is retried.
+// written or an error; EINTR is retried. A call that writes nothing (0 for
+// a non-empty buffer, which Linux returns for no regular file but a file
+// system may) is an IOError rather than a loop that never ends, as the
+// direct file's short write is.
 template <typename WriteSome>
 Status WriteFully(const std::string& fname, const char* p, size_t n, WriteSome write_some) {
   size_t done = 0;
@@ -54,6 +57,7 @@ Status WriteFully(const std::string& fname, const char* p, size_t n, WriteSome w
       if (errno == EINTR) continue;
       return PosixError(fname, errno);
     }
+    if (r == 0) return Status::IOError(fname, "write wrote no bytes");
     done += static_cast<size_t>(r);
   }
   return Status::OK();
