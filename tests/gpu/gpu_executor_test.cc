@@ -1314,6 +1314,11 @@ TEST_P(GpuExecutorTest, OutputTablesWrittenInPiecesByteIdenticalToCpu) {
     test::GpuJob job = NewJob(&rnd, LargeTablesShape());
     Compaction::Params params = job.compaction->params();
     params.max_output_file_size = 5 << 20;  // tables of three pieces, and a shorter last one
+    // Only the size closes a table: the random job's grandparent overlap
+    // limit (at most about 210 KB) or its subcompaction boundaries could
+    // leave every table under one piece (seed 1795776934049181397 did).
+    params.max_grandparent_overlap_bytes = 1ull << 40;
+    params.subcompaction_boundaries.clear();
     job.compaction = std::make_unique<Compaction>(params, &icmp_);
     bool positioned = variant < 2;
     if (variant == 2) {  // a file system that refuses O_DIRECT: buffered writes
