@@ -641,7 +641,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     auto wait = [&](size_t c, Status* st) {
       const cudaError_t e = cudaEventSynchronize(chunk_events_[c % 2]);
       if (e != cudaSuccess) {
-        *st = Status::Aborted("gpu: encode", cudaGetErrorString(e));
+        *st = CudaFailure("encode", e);
         return false;
       }
       const auto t = std::chrono::steady_clock::now();
@@ -657,7 +657,7 @@ class CudaKeySortDevice final : public KeySortDevice {
         s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, out, mem);
         if (s.ok()) {
           const cudaError_t e = cudaEventRecord(chunk_events_[c % 2], copy_stream_);
-          if (e != cudaSuccess) s = Status::Aborted("gpu: encode", cudaGetErrorString(e));
+          if (e != cudaSuccess) s = CudaFailure("encode", e);
         }
       }
       // The chunk before this one: landed once its copies are done, also
@@ -675,7 +675,8 @@ class CudaKeySortDevice final : public KeySortDevice {
       }
     }
     if (s.ok()) ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
-    (*stage_micros)["gpu_encode"] += MicrosSince(t0) - std::min(landed_micros, MicrosSince(t0));
+    const uint64_t call_micros = MicrosSince(t0);
+    (*stage_micros)["gpu_encode"] += call_micros - std::min(landed_micros, call_micros);
     return s;
   }
 
