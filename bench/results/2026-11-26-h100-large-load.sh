@@ -12,6 +12,8 @@
 #   PART=peer    fillrandom NUM keys with ENGINE=rocksdb|leveldb (its own defaults),
 #                THREADS writers beside 15 busy threads, --time-limit LIMIT, timeout TMO
 #   PART=tests   gpu_test and the DB tests forced onto the GPU executor
+# PARTS=N: N hash-partitioned instances of the engine (--partitions N; the run's
+# name gets -pN). STRESS=0: PART=peer without the 15 busy threads.
 # OPTS="name=value ...": more accelkv engine options (e.g.
 # enable_write_thread_adaptive_yield=false); TAG names the run.
 # 16 B keys, 128 B values, direct I/O for flushes and compactions (DIRECT=false:
@@ -25,6 +27,10 @@ B=$D/accelkv-bench
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 common=(--key-size=16 --value-size=128 --quiet --stats --json "$OUT/w4.jsonl")
+if [ -n "$PARTS" ]; then
+  common+=(--partitions="$PARTS")
+  TAG="p$PARTS${TAG:+-$TAG}"
+fi
 accel=(--engine-opt=accelkv:use_direct_io_for_flush_and_compaction="${DIRECT:-true}")
 for o in $OPTS; do # OPTS="name=value ...": more accelkv options
   accel+=(--engine-opt=accelkv:"$o")
@@ -68,8 +74,8 @@ stress)
     --num="$NUM" --threads="${THREADS:-8}" --time-limit="${LIMIT:-0}"
   ;;
 peer)
-  run "stress-$ENGINE-$NUM-t${THREADS:-8}${TAG:+-$TAG}" "${TMO:-590}" --engine="$ENGINE" \
-    --workload=fillrandom --stress-cpu=15 --num="$NUM" --threads="${THREADS:-8}" --time-limit="${LIMIT:-0}"
+  run "stress${STRESS:-15}-$ENGINE-$NUM-t${THREADS:-8}${TAG:+-$TAG}" "${TMO:-590}" --engine="$ENGINE" \
+    --workload=fillrandom --stress-cpu="${STRESS:-15}" --num="$NUM" --threads="${THREADS:-8}" --time-limit="${LIMIT:-0}"
   ;;
 free)
   run "free-$EXEC-$NUM${DIRECT:+-direct$DIRECT}${TAG:+-$TAG}" "${TMO:-590}" --engine=accelkv "${accel[@]}" \
