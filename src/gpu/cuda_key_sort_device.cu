@@ -111,11 +111,12 @@ class CudaKeySortDevice final : public KeySortDevice {
   // mailbox, d_mailbox: the mailbox (pinned, mapped) and the device's
   // pointer to it; max_blocks: thread blocks of kThreads that fit the
   // device at once. Owns all three.
-  CudaKeySortDevice(cudaStream_t stream, uint64_t budget, std::string name,
-                    Crc32cTables* crc_tables, Mailbox* mailbox, Mailbox* d_mailbox,
-                    unsigned int max_blocks)
+  CudaKeySortDevice(cudaStream_t stream, uint64_t budget, uint64_t shared_capacity,
+                    std::string name, Crc32cTables* crc_tables, Mailbox* mailbox,
+                    Mailbox* d_mailbox, unsigned int max_blocks)
       : stream_(stream),
         budget_(budget),
+        shared_capacity_(shared_capacity),
         name_(std::move(name)),
         crc_tables_(crc_tables),
         mailbox_(mailbox),
@@ -152,6 +153,7 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   const char* Name() const override { return name_.c_str(); }
   uint64_t MemoryBudget() const override { return budget_; }
+  uint64_t SharedMemoryCapacity() const override { return shared_capacity_; }
 
   // Drains the stream first: no staged copy from the arena may be in
   // flight while the caller writes it or Get reallocates it.
@@ -1540,6 +1542,7 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   const cudaStream_t stream_;
   const uint64_t budget_;
+  const uint64_t shared_capacity_;
   const std::string name_;
   Crc32cTables* const crc_tables_;  // device memory, owned
   Mailbox* const mailbox_;          // pinned, mapped, owned
@@ -1670,7 +1673,11 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   const unsigned int max_blocks = static_cast<unsigned int>(std::max(1, sms) * std::max(1, per_sm));
   cudaGetLastError();
   SetPinnedHostMemory(PinnedHostMemory{&PinnedAllocate, &PinnedFree});
-  return std::make_unique<CudaKeySortDevice>(stream, budget, name, crc_tables,
+  // What the process's executors may hold at once on this device: the most
+  // one job may be given (device_memory_fraction is clamped to 0.95) of
+  // the memory free now (DeviceMemoryLedger keeps the first executor's).
+  const uint64_t shared_capacity = static_cast<uint64_t>(static_cast<double>(free_bytes) * 0.95);
+  return std::make_unique<CudaKeySortDevice>(stream, budget, shared_capacity, name, crc_tables,
                                              static_cast<Mailbox*>(mailbox),
                                              static_cast<Mailbox*>(d_mailbox), max_blocks);
 }

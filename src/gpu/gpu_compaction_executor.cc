@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "gpu/device_encoder.h"
+#include "gpu/device_memory_ledger.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/gpu_util.h"
 #include "gpu/job_chunks.h"
@@ -168,12 +169,18 @@ std::unique_ptr<GpuCompactionExecutor> NewDatabaseGpuExecutor(const Options& opt
 }
 
 GpuCompactionExecutor::GpuCompactionExecutor(const GpuExecutorOptions& options,
-                                             std::unique_ptr<gpu::KeySortDevice> device)
+                                             std::unique_ptr<gpu::KeySortDevice> device,
+                                             std::shared_ptr<gpu::DeviceMemoryLedger> ledger)
     : options_(options),
       device_(std::move(device)),
+      ledger_(std::move(ledger)),
       input_(std::make_unique<gpu::JobInput>()),
       sorted_(std::make_unique<gpu::KeySortOutput>()),
-      encode_job_(std::make_unique<gpu::EncodeJob>()) {}
+      encode_job_(std::make_unique<gpu::EncodeJob>()) {
+  if (ledger_ == nullptr && device_->SharedMemoryCapacity() > 0) {
+    ledger_ = gpu::DeviceMemoryLedger::ForDevice(device_->Name(), device_->SharedMemoryCapacity());
+  }
+}
 
 GpuCompactionExecutor::~GpuCompactionExecutor() = default;
 
@@ -194,6 +201,10 @@ bool GpuCompactionExecutor::healthy() const {
 }
 
 bool GpuCompactionExecutor::FitsWhole(const CompactionJobSpec& spec) const {
+  return WholeJobBytes(spec) <= device_->MemoryBudget();
+}
+
+uint64_t GpuCompactionExecutor::WholeJobBytes(const CompactionJobSpec& spec) const {
   // Every data block holds at least one entry; plus filter and properties
   // blocks per table. The key arena's size is known only after decode (which
   // checks the budget again, exactly): estimated here as the input bytes,
@@ -209,7 +220,7 @@ bool GpuCompactionExecutor::FitsWhole(const CompactionJobSpec& spec) const {
   }
   const uint64_t entries = JobEntries(c);
   const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
-  return ChunkFits(bytes, entries, entries + 2 * files);
+  return gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, entries + 2 * files);
 }
 
 bool GpuCompactionExecutor::ChunkFits(uint64_t bytes, uint64_t entries, uint64_t blocks) const {
@@ -274,7 +285,21 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   // The job thread's CPU seconds: by stage in the stages' scopes, "other"
   // outside them (bookkeeping, waits).
   gpu::CpuStageScope job_thread(result, "other");
-  Status s = RunLocked(spec, result);  // adds its helper threads' CPU seconds; sets last_chunks_
+  // The job's device bytes set aside beside the other executors' jobs on
+  // this device (a chunked job's chunks each fit the budget).
+  gpu::LedgerReservation reservation;
+  Status s;
+  if (ledger_ != nullptr) {
+    const uint64_t need = std::min(WholeJobBytes(spec), device_->MemoryBudget());
+    if (!reservation.Take(ledger_.get(), need)) {
+      s = Status::NotSupported("gpu: other jobs hold the device memory this job needs",
+                               std::to_string(need) + " bytes needed, " +
+                                   std::to_string(ledger_->reserved()) + " of " +
+                                   std::to_string(ledger_->capacity()) + " held");
+    }
+  }
+  if (s.ok())
+    s = RunLocked(spec, result);  // adds its helper threads' CPU seconds; sets last_chunks_
   // A job that failed between DecodeKeys and its wait: no copy back into
   // input_'s arrays outlives the job.
   {

@@ -60,6 +60,7 @@
 namespace accelkv {
 
 namespace gpu {
+class DeviceMemoryLedger;
 class KeySortDevice;
 struct EncodeJob;
 struct JobChunk;
@@ -147,9 +148,14 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   // when there is none or the build has no CUDA.
   static std::unique_ptr<GpuCompactionExecutor> Create(const GpuExecutorOptions& options,
                                                        std::string* reason);
-  // Over an explicit device (tests: the host reference device).
+  // Over an explicit device (tests: the host reference device). Jobs
+  // reserve their estimated device bytes on ledger before they start, and
+  // run on the CPU (NotSupported) when the other jobs on it leave too
+  // little; without one, on the process's ledger for the device when the
+  // device is shared (KeySortDevice::SharedMemoryCapacity), else on none.
   GpuCompactionExecutor(const GpuExecutorOptions& options,
-                        std::unique_ptr<gpu::KeySortDevice> device);
+                        std::unique_ptr<gpu::KeySortDevice> device,
+                        std::shared_ptr<gpu::DeviceMemoryLedger> ledger = nullptr);
   ~GpuCompactionExecutor() override;
 
   const char* Name() const override { return "gpu"; }
@@ -200,6 +206,8 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   // metadata (with direct reads, the file arena's alignment padding
   // included; decode checks the exact figure).
   bool FitsWhole(const CompactionJobSpec& spec) const;
+  // The device bytes the job needs whole (FitsWhole's estimate).
+  uint64_t WholeJobBytes(const CompactionJobSpec& spec) const;
   // Whether a chunk of that many file-arena bytes (the input bytes, plus
   // direct reads' alignment padding), entries and data blocks fits (the
   // key arena estimated as the same bytes).
@@ -216,6 +224,7 @@ class GpuCompactionExecutor final : public CompactionExecutor {
 
   const GpuExecutorOptions options_;
   std::unique_ptr<gpu::KeySortDevice> device_;
+  std::shared_ptr<gpu::DeviceMemoryLedger> ledger_;  // may be null
   // Per-job scratch reused across jobs (under job_mu_): grows to the largest
   // job, like the device's pinned buffers.
   std::unique_ptr<gpu::JobInput> input_;

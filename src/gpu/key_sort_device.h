@@ -566,6 +566,10 @@ class KeySortDevice {
 
   // Device bytes one job may use (the memory budget).
   virtual uint64_t MemoryBudget() const = 0;
+  // Device bytes the jobs of every executor of the process on this device
+  // may hold at once (DeviceMemoryLedger, keyed by Name()); 0: the device
+  // is not shared (the host reference device).
+  virtual uint64_t SharedMemoryCapacity() const { return 0; }
 
   // Device bytes a job of this shape needs, for the budget check: both
   // arenas (held from copy_in to the end of the encode) plus the larger of

@@ -22,6 +22,7 @@
 #include "env/posix_direct_random_access_file.h"
 #include "env/posix_direct_writable_file.h"
 #include "gpu/device_encoder.h"
+#include "gpu/device_memory_ledger.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/gpu_test_util.h"
 #include "gpu/job_input.h"
@@ -206,8 +207,9 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
 
   // An executor over this test's device kind, counting its device's
   // encode chunks in encode_calls_; nullptr and *reason without a GPU.
-  std::unique_ptr<GpuCompactionExecutor> NewExecutor(const GpuExecutorOptions& options,
-                                                     std::string* reason) {
+  std::unique_ptr<GpuCompactionExecutor> NewExecutor(
+      const GpuExecutorOptions& options, std::string* reason,
+      std::shared_ptr<gpu::DeviceMemoryLedger> ledger = nullptr) {
     std::unique_ptr<gpu::KeySortDevice> device;
     if (GetParam() == "host") {
       device = gpu::NewHostKeySortDevice(kBudget);
@@ -217,7 +219,8 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     }
     return std::make_unique<GpuCompactionExecutor>(
         options,
-        std::make_unique<CountingDevice>(std::move(device), &encode_calls_, &staging_, &budget_));
+        std::make_unique<CountingDevice>(std::move(device), &encode_calls_, &staging_, &budget_),
+        std::move(ledger));
   }
 
   test::GpuJob NewJob(Random* rnd, const test::GpuJobShape& shape = test::GpuJobShape()) {
@@ -1099,6 +1102,44 @@ TEST_P(GpuExecutorTest, RepeatedFailuresMarkUnhealthy) {
   }
   EXPECT_FALSE(gpu_->healthy());
   EXPECT_FALSE(gpu_->ShouldOffload(Spec(job)));
+}
+
+// Executors that share a device (DeviceMemoryLedger): a job whose device
+// bytes do not fit beside what other jobs hold is refused before it starts
+// (NotSupported, so the database reruns it on the CPU), creates no file and
+// leaves the GPU healthy. Once the others let go it runs, byte-identical to
+// the CPU, and gives its bytes back.
+TEST_P(GpuExecutorTest, JobRefusedWhileOtherJobsHoldTheDeviceMemory) {
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewJob(&rnd);
+  const uint64_t capacity = 1ull << 40;
+  auto ledger = std::make_shared<gpu::DeviceMemoryLedger>(capacity);
+  std::string reason;
+  std::unique_ptr<GpuCompactionExecutor> gpu = NewExecutor(options_, &reason, ledger);
+  ASSERT_NE(nullptr, gpu) << reason;
+  ASSERT_TRUE(gpu->ShouldOffload(Spec(job)));
+  ASSERT_TRUE(ledger->TryReserve(capacity - 1));  // another executor's job
+  CompactionJobResult result;
+  std::map<uint64_t, std::string> files;
+  Status s = Run(gpu.get(), job, &result, &files);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find("other jobs hold the device memory"))
+      << s.ToString();
+  EXPECT_TRUE(result.outputs.empty());
+  EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  EXPECT_EQ(capacity - 1, ledger->reserved());
+  EXPECT_EQ(0u, gpu->GetStats().failures);
+  EXPECT_EQ(0u, gpu->GetStats().jobs);
+  EXPECT_TRUE(gpu->healthy());
+
+  ledger->Release(capacity - 1);
+  CompactionJobResult gpu_result, cpu_result;
+  std::map<uint64_t, std::string> gpu_files;
+  s = Run(gpu.get(), job, &gpu_result, &gpu_files);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(0u, ledger->reserved());
+  EXPECT_EQ(1u, gpu->GetStats().jobs);
+  ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
 }
 
 TEST_P(GpuExecutorTest, FlippedByteIsCorruptionWithNoFiles) {
