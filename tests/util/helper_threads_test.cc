@@ -117,6 +117,13 @@ TEST(HelperThreads, TasksMayQueueTasks) {
 TEST(HelperThreads, ReleaseIdleEndsWaitingThreadsAndLaterTasksStillRun) {
   RunMeetingTasks(4);
   if (HasFatalFailure()) return;
+  // Every thread waiting, not only these 4: a thread of an earlier test in
+  // this process (run in one binary, or repeated) still leaving its task
+  // would wait only after ReleaseIdle, and live on for kIdleSeconds.
+  for (int i = 0; i < 30000 && HelperThreads::Get()->idle() < HelperThreads::Get()->threads();
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   ASSERT_TRUE(WaitForIdle(4));
   HelperThreads::Get()->ReleaseIdle();
   for (int i = 0; i < 5000 && HelperThreads::Get()->threads() > 0; ++i) {
