@@ -1675,7 +1675,8 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   SetPinnedHostMemory(PinnedHostMemory{&PinnedAllocate, &PinnedFree});
   // What the process's executors may hold at once on this device: the most
   // one job may be given (device_memory_fraction is clamped to 0.95) of
-  // the memory free now (DeviceMemoryLedger keeps the first executor's).
+  // the memory free now (DeviceMemoryLedger keeps the largest of these
+  // that any of the process's executors saw).
   const uint64_t shared_capacity = static_cast<uint64_t>(static_cast<double>(free_bytes) * 0.95);
   return std::make_unique<CudaKeySortDevice>(stream, budget, shared_capacity, name, crc_tables,
                                              static_cast<Mailbox*>(mailbox),
