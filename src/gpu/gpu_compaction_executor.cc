@@ -285,12 +285,13 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   // The job thread's CPU seconds: by stage in the stages' scopes, "other"
   // outside them (bookkeeping, waits).
   gpu::CpuStageScope job_thread(result, "other");
+  const uint64_t whole_bytes = WholeJobBytes(spec);
   // The job's device bytes set aside beside the other executors' jobs on
   // this device (a chunked job's chunks each fit the budget).
   gpu::LedgerReservation reservation;
   Status s;
   if (ledger_ != nullptr) {
-    const uint64_t need = std::min(WholeJobBytes(spec), device_->MemoryBudget());
+    const uint64_t need = std::min(whole_bytes, device_->MemoryBudget());
     if (!reservation.Take(ledger_.get(), need)) {
       s = Status::NotSupported("gpu: other jobs hold the device memory this job needs",
                                std::to_string(need) + " bytes needed, " +
@@ -298,8 +299,8 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
                                    std::to_string(ledger_->capacity()) + " held");
     }
   }
-  if (s.ok())
-    s = RunLocked(spec, result);  // adds its helper threads' CPU seconds; sets last_chunks_
+  // RunLocked adds its helper threads' CPU seconds and sets last_chunks_.
+  if (s.ok()) s = RunLocked(spec, whole_bytes, result);
   // A job that failed between DecodeKeys and its wait: no copy back into
   // input_'s arrays outlives the job.
   {
@@ -323,14 +324,15 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   return s;
 }
 
-Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec,
+Status GpuCompactionExecutor::RunLocked(const CompactionJobSpec& spec, uint64_t whole_bytes,
                                         CompactionJobResult* result) {
   last_chunks_ = 0;
   if (!spec.internal_comparator->user_comparator()->IsBytewise()) {
     return Status::NotSupported("gpu: the user comparator is not bytewise",
                                 spec.internal_comparator->user_comparator()->Name());
   }
-  if (FitsWhole(spec) || spec.compaction->subcompaction_boundaries().empty()) {
+  if (whole_bytes <= device_->MemoryBudget() ||
+      spec.compaction->subcompaction_boundaries().empty()) {
     // Too large without boundaries: decode says so.
     return RunPart(spec, nullptr, nullptr, nullptr, result);
   }

@@ -192,7 +192,9 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   static void SetInjectedFailure(GpuStage stage);
 
  private:
-  Status RunLocked(const CompactionJobSpec& spec, CompactionJobResult* result);
+  // whole_bytes: WholeJobBytes(spec), computed once by Run.
+  Status RunLocked(const CompactionJobSpec& spec, uint64_t whole_bytes,
+                   CompactionJobResult* result);
   // The job in chunks (its boundaries' ranges grouped to fit the budget).
   Status RunChunked(const CompactionJobSpec& spec, CompactionJobResult* result);
   // The job whole (chunk null) or one chunk of it. before_output (may be

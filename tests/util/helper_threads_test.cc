@@ -35,11 +35,17 @@ class Latch {
   int n_;
 };
 
-bool WaitForIdle(size_t n) {
-  for (int i = 0; i < 30000 && HelperThreads::Get()->idle() < n; ++i) {
+// Polls until done() or 30 s have passed; done()'s last answer.
+template <typename Done>
+bool WaitFor(Done done) {
+  for (int i = 0; i < 30000 && !done(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return HelperThreads::Get()->idle() >= n;
+  return done();
+}
+
+bool WaitForIdle(size_t n) {
+  return WaitFor([n] { return HelperThreads::Get()->idle() >= n; });
 }
 
 TEST(HelperThreads, EveryTaskRunsOnceEvenWhenAllThreadsAreBusy) {
@@ -120,10 +126,8 @@ TEST(HelperThreads, ReleaseIdleEndsWaitingThreadsAndLaterTasksStillRun) {
   // Every thread waiting, not only these 4: a thread of an earlier test in
   // this process (run in one binary, or repeated) still leaving its task
   // would wait only after ReleaseIdle, and live on for kIdleSeconds.
-  for (int i = 0; i < 30000 && HelperThreads::Get()->idle() < HelperThreads::Get()->threads();
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  ASSERT_TRUE(
+      WaitFor([] { return HelperThreads::Get()->idle() >= HelperThreads::Get()->threads(); }));
   ASSERT_TRUE(WaitForIdle(4));
   HelperThreads::Get()->ReleaseIdle();
   for (int i = 0; i < 5000 && HelperThreads::Get()->threads() > 0; ++i) {
