@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "db/db_impl.h"
+#include "gpu/gpu_executor.h"
 
 namespace accelkv {
 namespace {
@@ -99,6 +100,13 @@ std::string DBImpl::StatsString() {
   AppendF(&out, "Pending compaction bytes (estimate): %.1f MiB\n",
           MiB(versions_->EstimatedPendingCompactionBytes()));
   out += gpu_status_ + "\n";
+  const GpuExecutorStats gpu =
+      gpu_executor_ != nullptr ? gpu_executor_->GetStats() : GpuExecutorStats();
+  if (gpu.peak_pinned_host_bytes > 0) {
+    AppendF(&out,
+            "GPU pinned host memory (all GPU executors of the process): %.1f MiB, peak %.1f MiB\n",
+            MiB(gpu.pinned_host_bytes), MiB(gpu.peak_pinned_host_bytes));
+  }
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,
             "Executor %s: %" PRIu64 " jobs, %" PRIu64
@@ -146,6 +154,8 @@ std::string JsonEscaped(const std::string& s) {
 }  // namespace
 
 std::string DBImpl::StatsJson() {
+  const GpuExecutorStats gpu =
+      gpu_executor_ != nullptr ? gpu_executor_->GetStats() : GpuExecutorStats();
   std::string out = "{\"levels\":[";
   for (int level = 0; level < options_.num_levels; level++) {
     const LevelCompactionStats& s = stats_.levels[level];
@@ -164,12 +174,14 @@ std::string DBImpl::StatsJson() {
           ",\"flush_dropped_entries\":%" PRIu64 ",\"compaction_bytes_written\":%" PRIu64
           ",\"trivial_moves\":%" PRIu64 ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64
           ",\"stall_micros\":%" PRIu64 ",\"slowdown_micros\":%" PRIu64
-          ",\"gpu\":\"%s\",\"executors\":{",
+          ",\"gpu\":\"%s\",\"gpu_pinned_host_bytes\":%" PRIu64
+          ",\"gpu_peak_pinned_host_bytes\":%" PRIu64 ",\"executors\":{",
           stats_.user_bytes_written, stats_.user_writes, stats_.combined_groups,
           stats_.wal_bytes_written, stats_.wal_syncs, stats_.flushes, stats_.flush_bytes_written,
           stats_.flush_dropped_entries, stats_.CompactionBytesWritten(), stats_.trivial_moves,
           stats_.WriteAmplification(), stats_.stall_count, stats_.stall_micros,
-          stats_.slowdown_micros, JsonEscaped(gpu_status_).c_str());
+          stats_.slowdown_micros, JsonEscaped(gpu_status_).c_str(), gpu.pinned_host_bytes,
+          gpu.peak_pinned_host_bytes);
   bool first = true;
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,

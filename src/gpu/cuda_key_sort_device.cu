@@ -240,6 +240,24 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (held_.held()) ReleaseInput();
   }
 
+  void ReleaseHostBuffers() override {
+    CancelStaging();
+    ReleaseInput();  // nothing held now refers to the host arenas
+    // No copy may still read or write the buffers: after a failed stream
+    // (a sticky error) they stay with this device, never go to another.
+    for (cudaStream_t st : {stream_, copy_stream_, verify_stream_}) {
+      if (st != nullptr && cudaStreamSynchronize(st) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+      }
+    }
+    plan_host_ = nullptr;
+    // The large ones; the small (split windows, counts, boundary starts)
+    // stay: a few KiB each.
+    for (PinnedBuffer* b : {&arena_, &key_arena_, &out_, &plan_, &plan_runs_}) b->Release();
+  }
+  PinnedPool::Stats PinnedHostStats() const override { return ProcessPinnedPool().GetStats(); }
+
   Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
                     std::map<std::string, uint64_t>* stage_micros) override {
     cudaGetLastError();  // clear a non-sticky error left by an earlier job

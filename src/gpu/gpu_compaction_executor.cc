@@ -275,8 +275,15 @@ const char* GpuCompactionExecutor::DeviceName() const { return device_->Name(); 
 uint64_t GpuCompactionExecutor::MemoryBudget() const { return device_->MemoryBudget(); }
 
 GpuExecutorStats GpuCompactionExecutor::GetStats() const {
-  std::lock_guard<std::mutex> l(stats_mu_);
-  return stats_;
+  GpuExecutorStats stats;
+  {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats = stats_;
+  }
+  const gpu::PinnedPool::Stats pinned = device_->PinnedHostStats();
+  stats.pinned_host_bytes = pinned.pinned_bytes;
+  stats.peak_pinned_host_bytes = pinned.peak_pinned_bytes;
+  return stats;
 }
 
 Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobResult* result) {
@@ -303,9 +310,12 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   if (s.ok()) s = RunLocked(spec, whole_bytes, result);
   // A job that failed between DecodeKeys and its wait: no copy back into
   // input_'s arrays outlives the job.
+  // The host buffers go back to the process's pool for any executor's next
+  // job (pinned_pool.h).
   {
     gpu::CpuStageScope wait_cpu(result, "release");
     (void)device_->WaitDecodedKeys(&result->stage_micros);
+    device_->ReleaseHostBuffers();
   }
   result->cpu_seconds += job_thread.End();
   // The device's stages (docs/GPU.md, "Stats"): copies, kernels and the

@@ -139,6 +139,10 @@ struct GpuExecutorStats {
   uint64_t device_busy_micros = 0;                  // the device stages' time, OK jobs
   std::map<std::string, uint64_t> stage_micros;     // summed over OK jobs
   std::map<std::string, double> stage_cpu_seconds;  // summed over OK jobs
+  // Pinned host memory of every GPU executor of the process (their shared
+  // pool, pinned_pool.h): mapped now and at most; 0 on the host device.
+  uint64_t pinned_host_bytes = 0;
+  uint64_t peak_pinned_host_bytes = 0;
 };
 
 class GpuCompactionExecutor final : public CompactionExecutor {

@@ -38,6 +38,7 @@
 #include "gpu/gpu_executor.h"
 #include "gpu/host_vector.h"
 #include "gpu/key_sort_common.h"
+#include "gpu/pinned_pool.h"
 #include "gpu/plan_common.h"
 #include "gpu/split_common.h"
 #include "gpu/tail_common.h"
@@ -563,6 +564,15 @@ class KeySortDevice {
   // executor calls it after the last chunk and on every path that does
   // not reach it.
   virtual void ReleaseEncodeInput() = 0;
+
+  // Called when a job has ended (on every path): gives the host buffers'
+  // pinned memory back to the process's PinnedPool (pinned_pool.h) for any
+  // executor's next job, once no copy into or out of them can still run.
+  // The host reference device has none.
+  virtual void ReleaseHostBuffers() {}
+  // The process's pinned host memory in the pool (all executors' devices);
+  // all zero on the host reference device.
+  virtual PinnedPool::Stats PinnedHostStats() const { return {}; }
 
   // Device bytes one job may use (the memory budget).
   virtual uint64_t MemoryBudget() const = 0;

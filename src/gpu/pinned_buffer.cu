@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpu/cuda_support.h"
+#include "gpu/pinned_pool.h"
 #include "util/align.h"
 #include "util/huge_pages.h"
 
@@ -59,38 +60,62 @@ void* PinnedAllocate(size_t bytes) {
 }
 void PinnedFree(void* p, size_t bytes) { PinnedUnmap(p, bytes); }
 
+namespace {
+
+void* PoolMap(size_t bytes) {
+  void* p = nullptr;
+  if (PinnedMap(bytes, &p) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: the pool tries a smaller size or fails the Get
+    return nullptr;
+  }
+  return p;
+}
+
+}  // namespace
+
+PinnedPool& ProcessPinnedPool() {
+  // Never destroyed: devices give their regions back from their destructors,
+  // which may run during the process's exit.
+  static PinnedPool* const pool = new PinnedPool(PinnedPool::Memory{&PoolMap, &PinnedUnmap});
+  return *pool;
+}
+
 Status PinnedBuffer::Get(uint64_t bytes, const char* stage, uint8_t** p) {
   if (bytes > capacity_) {
-    const uint64_t grown = AlignUp(std::max(bytes, capacity_ + capacity_ / 2), kGrowthUnit);
-    PinnedUnmap(raw_, raw_bytes_);
-    raw_ = nullptr;
-    raw_bytes_ = 0;
-    data_ = nullptr;
-    capacity_ = 0;
-    uint64_t n = std::max<uint64_t>(grown, 1);
-    void* raw = nullptr;
-    cudaError_t e = PinnedMap(n, &raw);
-    if (e != cudaSuccess && n > bytes) {
-      cudaGetLastError();  // not sticky: try the exact size
-      n = std::max<uint64_t>(bytes, 1);
-      e = PinnedMap(n, &raw);
+    Release();
+    // Growing: by at least half (see the class comment); else the size it
+    // had, which the pool most likely holds free.
+    const uint64_t grown =
+        bytes > last_capacity_
+            ? AlignUp(std::max(bytes, last_capacity_ + last_capacity_ / 2), kGrowthUnit)
+            : last_capacity_;
+    const uint64_t need = std::max<uint64_t>(bytes, 1);
+    PinnedPool::Region r = pool_->Take(need, grown);
+    if (r.p != nullptr && !IsAligned(reinterpret_cast<uintptr_t>(r.p), kAlignment) &&
+        r.bytes - (AlignUp(reinterpret_cast<uintptr_t>(r.p), kAlignment) -
+                   reinterpret_cast<uintptr_t>(r.p)) <
+            need) {
+      // cudaHostAlloc returns page-aligned memory in practice; should it
+      // not, a region with room to align in.
+      pool_->Give(r);
+      r = pool_->Take(need + kAlignment - 1, grown + kAlignment - 1);
     }
-    ACCELKV_CUDA_TRY(stage, e);
-    uint64_t raw_bytes = n;
-    if (!IsAligned(reinterpret_cast<uintptr_t>(raw), kAlignment)) {
-      PinnedUnmap(raw, raw_bytes);
-      raw = nullptr;
-      raw_bytes = n + kAlignment - 1;
-      ACCELKV_CUDA_TRY(stage, PinnedMap(raw_bytes, &raw));
-    }
-    raw_bytes_ = raw_bytes;
-    raw_ = static_cast<uint8_t*>(raw);
-    data_ = raw_ + (AlignUp(reinterpret_cast<uintptr_t>(raw), kAlignment) -
-                    reinterpret_cast<uintptr_t>(raw));
-    capacity_ = n;
+    if (r.p == nullptr) return CudaFailure(stage, cudaErrorMemoryAllocation);
+    region_ = r;
+    const uintptr_t raw = reinterpret_cast<uintptr_t>(r.p);
+    data_ = static_cast<uint8_t*>(r.p) + (AlignUp(raw, kAlignment) - raw);
+    capacity_ = r.bytes - static_cast<uint64_t>(data_ - static_cast<uint8_t*>(r.p));
+    last_capacity_ = capacity_;
   }
   *p = data_;
   return Status::OK();
+}
+
+void PinnedBuffer::Release() {
+  pool_->Give(region_);
+  region_ = PinnedPool::Region{};
+  data_ = nullptr;
+  capacity_ = 0;
 }
 
 }  // namespace gpu

@@ -133,6 +133,8 @@ class CountingDevice final : public gpu::KeySortDevice {
     });
   }
   void ReleaseEncodeInput() override { inner_->ReleaseEncodeInput(); }
+  void ReleaseHostBuffers() override { inner_->ReleaseHostBuffers(); }
+  gpu::PinnedPool::Stats PinnedHostStats() const override { return inner_->PinnedHostStats(); }
   uint64_t MemoryBudget() const override {
     return *budget_ != 0 ? *budget_ : inner_->MemoryBudget();
   }
@@ -1139,6 +1141,33 @@ TEST_P(GpuExecutorTest, JobRefusedWhileOtherJobsHoldTheDeviceMemory) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(0u, ledger->reserved());
   EXPECT_EQ(1u, gpu->GetStats().jobs);
+  ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+}
+
+// The executors of a process share their pinned host buffers (PinnedPool,
+// pinned_pool.h): a job gives them back when it ends and another
+// executor's job of the same size takes them instead of pinning its own.
+TEST_P(GpuExecutorTest, ExecutorsShareThePinnedHostBuffers) {
+  if (GetParam() == "host") GTEST_SKIP() << "the host reference device pins no memory";
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewJob(&rnd);
+  std::string reason;
+  std::unique_ptr<GpuCompactionExecutor> other = NewExecutor(options_, &reason);
+  ASSERT_NE(nullptr, other) << reason;
+  // Twice on the first executor: its buffers settle on the pool's regions.
+  for (int i = 0; i < 2; ++i) {
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    ASSERT_TRUE(Run(gpu_.get(), job, &result, &files).ok());
+  }
+  const GpuExecutorStats first = gpu_->GetStats();
+  ASSERT_GT(first.pinned_host_bytes, 0u);
+  EXPECT_EQ(first.pinned_host_bytes, other->GetStats().pinned_host_bytes);  // one pool
+  CompactionJobResult gpu_result, cpu_result;
+  std::map<uint64_t, std::string> gpu_files;
+  ASSERT_TRUE(Run(other.get(), job, &gpu_result, &gpu_files).ok());
+  // The other executor's job pinned nothing more.
+  EXPECT_EQ(first.pinned_host_bytes, other->GetStats().pinned_host_bytes);
   ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
 }
 

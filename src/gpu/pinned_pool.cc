@@ -1,0 +1,98 @@
+#include "gpu/pinned_pool.h"
+
+#include <algorithm>
+
+namespace accelkv {
+namespace gpu {
+
+PinnedPool::~PinnedPool() {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const Region& r : free_) Unmap(r);
+  free_.clear();
+}
+
+void PinnedPool::Unmap(Region region) { memory_.unmap(region.p, region.bytes); }
+
+PinnedPool::Region PinnedPool::Take(size_t min_bytes, size_t want_bytes) {
+  want_bytes = std::max(want_bytes, min_bytes);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    size_t best = free_.size();
+    for (size_t i = 0; i < free_.size(); ++i) {
+      const size_t b = free_[i].bytes;
+      if (b < min_bytes || (b > kSmallRegion && b / kMaxSlack > min_bytes)) continue;
+      if (best == free_.size() || b < free_[best].bytes) best = i;
+    }
+    if (best < free_.size()) {
+      const Region r = free_[best];
+      free_[best] = free_.back();
+      free_.pop_back();
+      stats_.free_bytes -= r.bytes;
+      in_use_ += r.bytes;
+      peak_in_use_ = std::max(peak_in_use_, in_use_);
+      return r;
+    }
+  }
+  // Mapped outside the lock: pinning a large region takes milliseconds.
+  Region r{memory_.map(want_bytes), want_bytes};
+  if (r.p == nullptr && want_bytes > min_bytes) r = Region{memory_.map(min_bytes), min_bytes};
+  if (r.p == nullptr) return Region{};
+  std::lock_guard<std::mutex> l(mu_);
+  in_use_ += r.bytes;
+  peak_in_use_ = std::max(peak_in_use_, in_use_);
+  stats_.maps++;
+  stats_.pinned_bytes += r.bytes;
+  stats_.peak_pinned_bytes = std::max(stats_.peak_pinned_bytes, stats_.pinned_bytes);
+  return r;
+}
+
+void PinnedPool::Give(Region region) {
+  if (region.p == nullptr) return;
+  std::vector<Region> unmap;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    in_use_ -= region.bytes;
+    free_.push_back(region);
+    stats_.free_bytes += region.bytes;
+    // Over the busiest moment's bytes: the smallest free regions go first
+    // (those a grown buffer left behind), so the one given back, the size
+    // its buffer has now, most likely stays.
+    while (stats_.pinned_bytes > peak_in_use_ && !free_.empty()) {
+      const auto smallest =
+          std::min_element(free_.begin(), free_.end(),
+                           [](const Region& a, const Region& b) { return a.bytes < b.bytes; });
+      unmap.push_back(*smallest);
+      stats_.free_bytes -= smallest->bytes;
+      stats_.pinned_bytes -= smallest->bytes;
+      *smallest = free_.back();
+      free_.pop_back();
+    }
+  }
+  for (const Region& r : unmap) Unmap(r);  // outside the lock, as the map
+}
+
+void PinnedPool::Attach() {
+  std::lock_guard<std::mutex> l(mu_);
+  users_++;
+}
+
+void PinnedPool::Detach() {
+  std::vector<Region> unmap;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--users_ > 0) return;
+    unmap.swap(free_);
+    stats_.pinned_bytes -= stats_.free_bytes;
+    stats_.free_bytes = 0;
+    peak_in_use_ = in_use_;  // a later user starts afresh
+  }
+  for (const Region& r : unmap) Unmap(r);
+}
+
+PinnedPool::Stats PinnedPool::GetStats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+
+}  // namespace gpu
+}  // namespace accelkv

@@ -1,0 +1,174 @@
+// PinnedPool (src/gpu/pinned_pool.h) over ordinary memory: which free
+// region a Take gets, when a new one is mapped, and what Give keeps.
+#include "gpu/pinned_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace accelkv {
+namespace gpu {
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+std::atomic<int> live_maps{0};
+std::atomic<bool> fail_maps{false};
+
+void* TestMap(size_t bytes) {
+  if (fail_maps.load()) return nullptr;
+  live_maps++;
+  return std::calloc(bytes == 0 ? 1 : bytes, 1);
+}
+void TestUnmap(void* p, size_t /*bytes*/) {
+  live_maps--;
+  std::free(p);
+}
+
+class PinnedPoolTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    live_maps = 0;
+    fail_maps = false;
+  }
+  void TearDown() override { EXPECT_EQ(0, live_maps.load()) << "regions left mapped"; }
+  PinnedPool::Memory memory_{&TestMap, &TestUnmap};
+};
+
+TEST_F(PinnedPoolTest, GivenRegionServesTheNextTake) {
+  PinnedPool pool(memory_);
+  const PinnedPool::Region a = pool.Take(10 * kMiB, 12 * kMiB);
+  ASSERT_NE(nullptr, a.p);
+  EXPECT_EQ(12 * kMiB, a.bytes);  // the size wanted
+  pool.Give(a);
+  EXPECT_EQ(12 * kMiB, pool.GetStats().free_bytes);
+  const PinnedPool::Region b = pool.Take(11 * kMiB, 20 * kMiB);
+  EXPECT_EQ(a.p, b.p);
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(1u, pool.GetStats().maps);
+  EXPECT_EQ(0u, pool.GetStats().free_bytes);
+  pool.Give(b);
+}
+
+TEST_F(PinnedPoolTest, SmallestFittingRegionAndNoLargeRegionForASmallNeed) {
+  PinnedPool pool(memory_);
+  const PinnedPool::Region big = pool.Take(64 * kMiB, 64 * kMiB);
+  const PinnedPool::Region mid = pool.Take(16 * kMiB, 16 * kMiB);
+  const PinnedPool::Region small = pool.Take(1 * kMiB, 1 * kMiB);
+  pool.Give(big);
+  pool.Give(mid);
+  pool.Give(small);
+  // 9 MiB: the 16 MiB region (the smallest that fits), not the 64 MiB one.
+  const PinnedPool::Region r = pool.Take(9 * kMiB, 9 * kMiB);
+  EXPECT_EQ(mid.p, r.p);
+  // 12 MiB: the 64 MiB region is more than 4x that, so a new one.
+  const PinnedPool::Region n = pool.Take(12 * kMiB, 12 * kMiB);
+  EXPECT_NE(big.p, n.p);
+  EXPECT_EQ(12 * kMiB, n.bytes);
+  EXPECT_EQ(4u, pool.GetStats().maps);
+  // Regions up to 4 MiB serve any smaller need.
+  const PinnedPool::Region tiny = pool.Take(64, 64);
+  EXPECT_EQ(small.p, tiny.p);
+  pool.Give(r);
+  pool.Give(n);
+  pool.Give(tiny);
+}
+
+// A buffer that grows leaves its smaller region behind; once the jobs are
+// back the pool holds at most its busiest moment's bytes, and the grown
+// region is the one kept.
+TEST_F(PinnedPoolTest, GrownBufferKeepsItsNewRegion) {
+  PinnedPool pool(memory_);
+  const PinnedPool::Region first = pool.Take(10 * kMiB, 10 * kMiB);
+  pool.Give(first);
+  const PinnedPool::Region grown = pool.Take(30 * kMiB, 30 * kMiB);
+  EXPECT_EQ(40 * kMiB, pool.GetStats().pinned_bytes);  // the old one still free
+  pool.Give(grown);
+  EXPECT_EQ(30 * kMiB, pool.GetStats().pinned_bytes);
+  EXPECT_EQ(40 * kMiB, pool.GetStats().peak_pinned_bytes);
+  EXPECT_EQ(1, live_maps.load());
+  const PinnedPool::Region again = pool.Take(30 * kMiB, 30 * kMiB);
+  EXPECT_EQ(grown.p, again.p);
+  EXPECT_EQ(2u, pool.GetStats().maps);
+  pool.Give(again);
+}
+
+// Two executors' jobs at once, then one at a time: the second job takes
+// what the first gave back instead of pinning its own.
+TEST_F(PinnedPoolTest, ExecutorsTakeTurnsOnTheSameRegions) {
+  PinnedPool pool(memory_);
+  std::vector<PinnedPool::Region> a, b;
+  for (size_t mb : {100, 20, 100}) a.push_back(pool.Take(mb * kMiB, mb * kMiB));
+  for (const PinnedPool::Region& r : a) pool.Give(r);
+  for (size_t mb : {90, 18, 100}) b.push_back(pool.Take(mb * kMiB, mb * kMiB));
+  EXPECT_EQ(3u, pool.GetStats().maps);
+  EXPECT_EQ(220 * kMiB, pool.GetStats().pinned_bytes);
+  for (const PinnedPool::Region& r : b) pool.Give(r);
+  EXPECT_EQ(220 * kMiB, pool.GetStats().free_bytes);
+}
+
+// When the last buffer detaches (the process closed its databases) the
+// free regions are unmapped; one still in use stays until given back.
+TEST_F(PinnedPoolTest, LastDetachUnmapsTheFreeRegions) {
+  PinnedPool pool(memory_);
+  pool.Attach();
+  pool.Attach();
+  const PinnedPool::Region a = pool.Take(8 * kMiB, 8 * kMiB);
+  const PinnedPool::Region b = pool.Take(2 * kMiB, 2 * kMiB);
+  pool.Give(a);
+  pool.Detach();  // one user left
+  EXPECT_EQ(2, live_maps.load());
+  pool.Detach();  // none: a (free) goes, b (in use) stays
+  EXPECT_EQ(1, live_maps.load());
+  EXPECT_EQ(2 * kMiB, pool.GetStats().pinned_bytes);
+  EXPECT_EQ(0u, pool.GetStats().free_bytes);
+  pool.Give(b);  // kept for a later user, unmapped with the pool
+  EXPECT_EQ(1, live_maps.load());
+}
+
+TEST_F(PinnedPoolTest, FallsBackToTheExactSizeThenFails) {
+  PinnedPool pool(memory_);
+  fail_maps = true;
+  const PinnedPool::Region none = pool.Take(kMiB, 2 * kMiB);
+  EXPECT_EQ(nullptr, none.p);
+  EXPECT_EQ(0u, none.bytes);
+  EXPECT_EQ(0u, pool.GetStats().pinned_bytes);
+  pool.Give(none);  // nothing
+  fail_maps = false;
+  const PinnedPool::Region r = pool.Take(kMiB, 2 * kMiB);
+  EXPECT_NE(nullptr, r.p);
+  pool.Give(r);
+}
+
+// Many threads taking and giving at once (run under TSan in CI): every
+// region is handed to one taker at a time, and all are back at the end.
+TEST_F(PinnedPoolTest, ConcurrentTakesAndGives) {
+  PinnedPool pool(memory_);
+  std::vector<std::thread> threads;
+  std::atomic<int> overlaps{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&pool, &overlaps, t] {
+      for (int i = 0; i < 200; ++i) {
+        const size_t bytes = (1 + (i + t) % 5) * kMiB;
+        const PinnedPool::Region r = pool.Take(bytes, bytes);
+        ASSERT_NE(nullptr, r.p);
+        std::atomic_ref<int> mark(*static_cast<int*>(r.p));
+        if (mark.exchange(1) == 1) overlaps++;  // another holder wrote it
+        mark.store(0);
+        pool.Give(r);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(0, overlaps.load());
+  const PinnedPool::Stats st = pool.GetStats();
+  EXPECT_EQ(st.pinned_bytes, st.free_bytes);
+  EXPECT_LE(st.pinned_bytes, 8 * 5 * kMiB);
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace accelkv
