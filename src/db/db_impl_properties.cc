@@ -10,13 +10,25 @@ namespace accelkv {
 namespace {
 
 void AppendF(std::string* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// Appends the whole formatted text, however long (a GPU's status line made
+// the JSON's prefix outgrow a fixed 512-byte buffer, which cut it short).
 void AppendF(std::string* out, const char* fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  int n = std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_list again;
+  va_copy(again, ap);
+  const int n = std::vsnprintf(buf, sizeof(buf), fmt, ap);
   va_end(ap);
-  if (n > 0) out->append(buf, std::min<size_t>(static_cast<size_t>(n), sizeof(buf) - 1));
+  if (n > 0 && static_cast<size_t>(n) < sizeof(buf)) {
+    out->append(buf, static_cast<size_t>(n));
+  } else if (n > 0) {
+    const size_t at = out->size();
+    out->resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out->data() + at, static_cast<size_t>(n) + 1, fmt, again);
+    out->resize(at + static_cast<size_t>(n));
+  }
+  va_end(again);
 }
 
 double MiB(uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }

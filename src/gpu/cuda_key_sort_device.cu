@@ -252,9 +252,10 @@ class CudaKeySortDevice final : public KeySortDevice {
       }
     }
     plan_host_ = nullptr;
-    // The large ones; the small (split windows, counts, boundary starts)
-    // stay: a few KiB each.
-    for (PinnedBuffer* b : {&arena_, &key_arena_, &out_, &plan_, &plan_runs_}) b->Release();
+    for (PinnedBuffer* b : {&arena_, &key_arena_, &out_, &plan_, &plan_runs_, &split_io_,
+                            &run_count_, &plan_starts_}) {
+      b->Release();
+    }
   }
   PinnedPool::Stats PinnedHostStats() const override { return ProcessPinnedPool().GetStats(); }
 

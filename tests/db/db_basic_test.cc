@@ -607,6 +607,10 @@ TEST_F(DBBasicTest, Properties) {
   EXPECT_TRUE(db_->GetProperty("accelkv.write-amplification", &value));
   EXPECT_TRUE(db_->GetProperty("accelkv.stats.json", &value));
   EXPECT_EQ('{', value.empty() ? ' ' : value[0]);
+  // Whole: the executors' object and the closing braces (a fixed-size format
+  // buffer once cut the JSON short after a long GPU status line).
+  EXPECT_NE(std::string::npos, value.find("\"executors\":{")) << value;
+  EXPECT_TRUE(value.ends_with("}}")) << value;
   EXPECT_FALSE(db_->GetProperty("accelkv.no-such-property", &value));
   EXPECT_FALSE(db_->GetProperty("rocksdb.stats", &value));
   EXPECT_FALSE(db_->GetProperty("", &value));
