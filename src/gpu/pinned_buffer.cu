@@ -84,11 +84,11 @@ Status PinnedBuffer::Get(uint64_t bytes, const char* stage, uint8_t** p) {
   if (bytes > capacity_) {
     Release();
     // Growing: by at least half (see the class comment); else the size it
-    // had, which the pool most likely holds free.
-    const uint64_t grown =
-        bytes > last_capacity_
-            ? AlignUp(std::max(bytes, last_capacity_ + last_capacity_ / 2), kGrowthUnit)
-            : last_capacity_;
+    // had, which the pool most likely holds free. Its own size, not the
+    // region's: a region the pool hands out may be larger (PinnedPool::
+    // kMaxSlack), and growing from that would ratchet the sizes up.
+    if (bytes > size_) size_ = AlignUp(std::max(bytes, size_ + size_ / 2), kGrowthUnit);
+    const uint64_t grown = size_;
     const uint64_t need = std::max<uint64_t>(bytes, 1);
     PinnedPool::Region r = pool_->Take(need, grown);
     if (r.p != nullptr && !IsAligned(reinterpret_cast<uintptr_t>(r.p), kAlignment) &&
@@ -105,7 +105,6 @@ Status PinnedBuffer::Get(uint64_t bytes, const char* stage, uint8_t** p) {
     const uintptr_t raw = reinterpret_cast<uintptr_t>(r.p);
     data_ = static_cast<uint8_t*>(r.p) + (AlignUp(raw, kAlignment) - raw);
     capacity_ = r.bytes - static_cast<uint64_t>(data_ - static_cast<uint8_t*>(r.p));
-    last_capacity_ = capacity_;
   }
   *p = data_;
   return Status::OK();

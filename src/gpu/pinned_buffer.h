@@ -80,10 +80,10 @@ class PinnedBuffer {
   static constexpr uintptr_t kAlignment = kDirectIoAlignment;
   static constexpr uint64_t kGrowthUnit = uint64_t{64} << 10;
   PinnedPool* const pool_;
-  PinnedPool::Region region_;   // held from pool_ (p nullptr: none)
-  uint8_t* data_ = nullptr;     // its first 4 KiB-aligned byte
-  uint64_t capacity_ = 0;       // from data_ (0: none held)
-  uint64_t last_capacity_ = 0;  // the most recent region's, kept across Release
+  PinnedPool::Region region_;  // held from pool_ (p nullptr: none)
+  uint8_t* data_ = nullptr;    // its first 4 KiB-aligned byte
+  uint64_t capacity_ = 0;      // from data_ (0: none held)
+  uint64_t size_ = 0;          // the bytes it asks the pool for (grown), kept across Release
 };
 
 }  // namespace gpu

@@ -13,8 +13,33 @@ PinnedPool::~PinnedPool() {
 
 void PinnedPool::Unmap(Region region) { memory_.unmap(region.p, region.bytes); }
 
+void PinnedPool::EvictFreeOver(uint64_t limit, size_t below, std::vector<Region>* unmap) {
+  const auto evict = [&](std::vector<Region>::iterator it) {
+    unmap->push_back(*it);
+    stats_.free_bytes -= it->bytes;
+    stats_.pinned_bytes -= it->bytes;
+    *it = free_.back();
+    free_.pop_back();
+  };
+  // The largest free region under `below` first: a buffer that grows past
+  // its region leaves it behind, and no other buffer is likely to fit it.
+  while (stats_.pinned_bytes > limit) {
+    auto it = free_.end();
+    for (auto f = free_.begin(); f != free_.end(); ++f) {
+      if (f->bytes < below && (it == free_.end() || f->bytes > it->bytes)) it = f;
+    }
+    if (it == free_.end()) break;
+    evict(it);
+  }
+  while (stats_.pinned_bytes > limit && !free_.empty()) {
+    evict(std::min_element(free_.begin(), free_.end(),
+                           [](const Region& a, const Region& b) { return a.bytes < b.bytes; }));
+  }
+}
+
 PinnedPool::Region PinnedPool::Take(size_t min_bytes, size_t want_bytes) {
   want_bytes = std::max(want_bytes, min_bytes);
+  std::vector<Region> unmap;
   {
     std::lock_guard<std::mutex> l(mu_);
     size_t best = free_.size();
@@ -32,7 +57,13 @@ PinnedPool::Region PinnedPool::Take(size_t min_bytes, size_t want_bytes) {
       peak_in_use_ = std::max(peak_in_use_, in_use_);
       return r;
     }
+    // None fits: free regions make room for the new one (first those too
+    // small for it, largest first), so that what is mapped stays within
+    // the busiest moment's bytes, this one included.
+    EvictFreeOver(std::max<uint64_t>(peak_in_use_, in_use_ + want_bytes) - want_bytes, min_bytes,
+                  &unmap);
   }
+  for (const Region& e : unmap) Unmap(e);
   // Mapped outside the lock: pinning a large region takes milliseconds.
   Region r{memory_.map(want_bytes), want_bytes};
   if (r.p == nullptr && want_bytes > min_bytes) r = Region{memory_.map(min_bytes), min_bytes};
@@ -57,16 +88,7 @@ void PinnedPool::Give(Region region) {
     // Over the busiest moment's bytes: the smallest free regions go first
     // (those a grown buffer left behind), so the one given back, the size
     // its buffer has now, most likely stays.
-    while (stats_.pinned_bytes > peak_in_use_ && !free_.empty()) {
-      const auto smallest =
-          std::min_element(free_.begin(), free_.end(),
-                           [](const Region& a, const Region& b) { return a.bytes < b.bytes; });
-      unmap.push_back(*smallest);
-      stats_.free_bytes -= smallest->bytes;
-      stats_.pinned_bytes -= smallest->bytes;
-      *smallest = free_.back();
-      free_.pop_back();
-    }
+    EvictFreeOver(peak_in_use_, 0, &unmap);
   }
   for (const Region& r : unmap) Unmap(r);  // outside the lock, as the map
 }

@@ -15,9 +15,13 @@
 // Policy:
 // - Take(min, want) returns the smallest free region of at least min bytes
 //   unless it is larger than 4 MiB and more than kMaxSlack times min (a
-//   small buffer must not hold a large region another buffer will need);
-//   otherwise it maps a new one of
-//   want bytes, or of min bytes when want cannot be mapped.
+//   small buffer must not hold a large region another buffer will need).
+//   Otherwise it maps a new one of want bytes (min bytes when want cannot
+//   be mapped), first unmapping free regions so that no more is mapped
+//   than the most bytes ever in use at once, the new region counted in
+//   use: first the largest of those too small for the need (the region a
+//   growing buffer just left), so stale regions do not pile up beside
+//   their successors.
 // - Give keeps a region for later Takes. While everything mapped (in use
 //   and free) exceeds the most bytes ever in use at once, it unmaps the
 //   smallest free regions: those a grown buffer left behind. So once its
@@ -81,6 +85,10 @@ class PinnedPool {
 
  private:
   void Unmap(Region region);
+  // Takes free regions into *unmap (to be unmapped outside the lock) until
+  // at most limit bytes stay mapped or none is free: first those under
+  // `below` bytes, largest first, then the rest, smallest first.
+  void EvictFreeOver(uint64_t limit, size_t below, std::vector<Region>* unmap) REQUIRES(mu_);
 
   const Memory memory_;
   mutable std::mutex mu_;

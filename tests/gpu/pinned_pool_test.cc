@@ -64,36 +64,44 @@ TEST_F(PinnedPoolTest, SmallestFittingRegionAndNoLargeRegionForASmallNeed) {
   // 9 MiB: the 16 MiB region (the smallest that fits), not the 64 MiB one.
   const PinnedPool::Region r = pool.Take(9 * kMiB, 9 * kMiB);
   EXPECT_EQ(mid.p, r.p);
-  // 12 MiB: the 64 MiB region is more than 4x that, so a new one.
-  const PinnedPool::Region n = pool.Take(12 * kMiB, 12 * kMiB);
-  EXPECT_NE(big.p, n.p);
-  EXPECT_EQ(12 * kMiB, n.bytes);
-  EXPECT_EQ(4u, pool.GetStats().maps);
   // Regions up to 4 MiB serve any smaller need.
   const PinnedPool::Region tiny = pool.Take(64, 64);
   EXPECT_EQ(small.p, tiny.p);
+  // 12 MiB: the 64 MiB region is more than 4x that, so a new one; mapping
+  // it would take the pool past its busiest moment (81 MiB in use), so the
+  // free 64 MiB region goes first.
+  const PinnedPool::Region n = pool.Take(12 * kMiB, 12 * kMiB);
+  EXPECT_NE(nullptr, n.p);
+  EXPECT_EQ(12 * kMiB, n.bytes);
+  EXPECT_EQ(4u, pool.GetStats().maps);
+  EXPECT_EQ(3, live_maps.load());
+  EXPECT_EQ(29 * kMiB, pool.GetStats().pinned_bytes);
   pool.Give(r);
   pool.Give(n);
   pool.Give(tiny);
 }
 
-// A buffer that grows leaves its smaller region behind; once the jobs are
-// back the pool holds at most its busiest moment's bytes, and the grown
-// region is the one kept.
-TEST_F(PinnedPoolTest, GrownBufferKeepsItsNewRegion) {
+// A buffer that grows leaves its smaller region behind: the pool unmaps it
+// to make room for the larger one, so no more is mapped than the busiest
+// moment needs, and the grown region is the one kept.
+TEST_F(PinnedPoolTest, GrownBufferLeavesNoStaleRegion) {
   PinnedPool pool(memory_);
   const PinnedPool::Region first = pool.Take(10 * kMiB, 10 * kMiB);
+  const PinnedPool::Region other = pool.Take(5 * kMiB, 5 * kMiB);  // another buffer's
   pool.Give(first);
   const PinnedPool::Region grown = pool.Take(30 * kMiB, 30 * kMiB);
-  EXPECT_EQ(40 * kMiB, pool.GetStats().pinned_bytes);  // the old one still free
+  EXPECT_EQ(35 * kMiB, pool.GetStats().pinned_bytes);  // the 10 MiB region went first
+  EXPECT_EQ(35 * kMiB, pool.GetStats().peak_pinned_bytes);
+  EXPECT_EQ(2, live_maps.load());
   pool.Give(grown);
-  EXPECT_EQ(30 * kMiB, pool.GetStats().pinned_bytes);
-  EXPECT_EQ(40 * kMiB, pool.GetStats().peak_pinned_bytes);
-  EXPECT_EQ(1, live_maps.load());
+  pool.Give(other);
   const PinnedPool::Region again = pool.Take(30 * kMiB, 30 * kMiB);
   EXPECT_EQ(grown.p, again.p);
-  EXPECT_EQ(2u, pool.GetStats().maps);
+  const PinnedPool::Region other_again = pool.Take(5 * kMiB, 5 * kMiB);
+  EXPECT_EQ(other.p, other_again.p);
+  EXPECT_EQ(3u, pool.GetStats().maps);
   pool.Give(again);
+  pool.Give(other_again);
 }
 
 // Two executors' jobs at once, then one at a time: the second job takes
