@@ -223,14 +223,14 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   Status EncodeBlocks(const EncodeJob& job,
-                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks, uint8_t* out,
-                      std::map<std::string, uint64_t>* stage_micros,
+                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
+                      const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     cudaGetLastError();
     Status s = held_.Check(job);
     if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream before anything is freed
-      s = EncodeStages(job, chunks, out, stage_micros, landed, &mem);
+      s = EncodeStages(job, chunks, place, stage_micros, landed, &mem);
     }
     if (!s.ok()) ReleaseInput();  // a failed call releases the input
     return s;
@@ -512,7 +512,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   // filters and tails and their copies. Returns without waiting; the
   // chunk's small arrays stay in mem until the call ends.
   Status QueueEncodeChunk(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
-                          uint8_t* out, JobAllocations* mem) {
+                          const ChunkPlace& where, JobAllocations* mem) {
     const uint64_t nb = end_block - first_block;
     if (nb > 0) {
       EncodeBlock* d_blocks = nullptr;
@@ -567,7 +567,7 @@ class CudaKeySortDevice final : public KeySortDevice {
         if (!huge.empty()) {
           ACCELKV_CUDA_TRY("encode", EncodeHugeBlocks(huge, huge_tbs, src, part_blocks, mem));
         }
-        ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, p, out));
+        ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, p, where));
       }
       // The chunk's tables' filters, once their data blocks' kernels ran
       // (the bits kernel's atomics touch the words around each filter,
@@ -626,7 +626,7 @@ class CudaKeySortDevice final : public KeySortDevice {
         }
       }
       if (!spans.empty()) {
-        ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, kEncodeParts, out));
+        ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, kEncodeParts, where));
       }
     }
     return Status::OK();
@@ -638,8 +638,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   // caller hands them to its writers: one call per chunk, each draining
   // both streams, left the device idle between chunks.
   Status EncodeStages(const EncodeJob& job,
-                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks, uint8_t* out,
-                      std::map<std::string, uint64_t>* stage_micros,
+                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
+                      const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed, JobAllocations* mem) {
     const auto t0 = std::chrono::steady_clock::now();
     Status s = CheckEncodeChunks(job, chunks, dev_.kept_count);
@@ -652,7 +652,8 @@ class CudaKeySortDevice final : public KeySortDevice {
       dev_.out_size = job.out_size;
     }
     ACCELKV_CUDA_TRY("encode", EnsureCopyStream());
-    // Every exit drains the copies: no copy into `out` outlives the call.
+    // Every exit drains the copies: no copy to a chunk's place outlives the
+    // call.
     struct Drain {
       cudaStream_t copy;
       ~Drain() { cudaStreamSynchronize(copy); }
@@ -675,7 +676,12 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
         s = Injected(GpuStage::kEncode);
       } else {
-        s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, out, mem);
+        // Its place may wait for the writes of an earlier chunk (the
+        // caller's time, not the device's: counted out like landed's).
+        const auto t = std::chrono::steady_clock::now();
+        const ChunkPlace where = place(c);
+        landed_micros += MicrosSince(t);
+        s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, where, mem);
         if (s.ok()) {
           const cudaError_t e = cudaEventRecord(chunk_events_[c % 2], copy_stream_);
           if (e != cudaSuccess) s = CudaFailure("encode", e);
@@ -1542,19 +1548,27 @@ class CudaKeySortDevice final : public KeySortDevice {
     return cudaGetLastError();
   }
 
-  // Copies dev_.out's spans (offset, size) back into out on copy_stream_
-  // once what stream_ has queued so far ran (event k); spans that follow one
-  // another in the list and in memory go in one copy.
+  // Copies dev_.out's spans (offset, size) back to the chunk's place on
+  // the host (output byte x at where.dst + x - where.origin) on
+  // copy_stream_ once what stream_ has queued so far ran (event k); spans
+  // that follow one another in the list and in memory go in one copy. A
+  // span outside the place is an invalid value (nothing copied).
   cudaError_t CopyBackAfterKernels(const std::vector<std::pair<uint64_t, uint64_t>>& spans,
-                                   uint64_t k, uint8_t* out) {
+                                   uint64_t k, const ChunkPlace& where) {
+    for (const auto& [begin, size] : spans) {
+      if (begin < where.origin || begin - where.origin > where.size ||
+          size > where.size - (begin - where.origin)) {
+        return cudaErrorInvalidValue;
+      }
+    }
     cudaError_t e = cudaEventRecord(encode_events_[k], stream_);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(copy_stream_, encode_events_[k], 0);
     for (size_t i = 0; i < spans.size() && e == cudaSuccess;) {
       const uint64_t begin = spans[i].first;
       uint64_t end = begin + spans[i].second;
       for (++i; i < spans.size() && spans[i].first == end; ++i) end += spans[i].second;
-      e = cudaMemcpyAsync(out + begin, dev_.out + begin, end - begin, cudaMemcpyDeviceToHost,
-                          copy_stream_);
+      e = cudaMemcpyAsync(where.dst + (begin - where.origin), dev_.out + begin, end - begin,
+                          cudaMemcpyDeviceToHost, copy_stream_);
     }
     return e;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -39,15 +40,17 @@ namespace {
 // without them) is appended whole by its last piece.
 class TableWrites final : public PendingWrites {
  public:
+  // bytes[i]: table i's encoded bytes on the host.
   TableWrites(const CompactionJobSpec& spec, std::vector<std::unique_ptr<PlannedTable>> tables,
-              const uint8_t* out, size_t min_helpers, CompactionJobResult* result)
+              std::vector<const uint8_t*> bytes, size_t min_helpers, CompactionJobResult* result)
       : spec_(spec),
         tables_(std::move(tables)),
-        out_(out),
+        bytes_(std::move(bytes)),
         result_(result),
         numbers_(tables_.size()),
         pieces_(TableSizes(tables_), kWritePieceBytes),
-        written_(tables_.size()) {
+        written_(tables_.size()),
+        done_(tables_.size(), false) {
     for (uint64_t& n : numbers_) n = spec.new_file_number();
     for (size_t i = 0; i < tables_.size(); ++i) written_[i].pieces_left.store(pieces_.count(i));
     const size_t threads = FileThreads(pieces_.total());
@@ -66,6 +69,19 @@ class TableWrites final : public PendingWrites {
     workers_->Release(pieces_.begin(end));
   }
   bool write_failed() const { return write_failed_.load(); }
+  // Returns once tables [0, end), all released, are written (or failed)
+  // and closed: their bytes may then be overwritten. Runs released pieces
+  // itself meanwhile, since a helper may never have joined.
+  void WaitWritten(size_t end) {
+    std::unique_lock<std::mutex> l(done_mu_);
+    while (done_prefix_ < end) {
+      l.unlock();
+      const bool ran = workers_->RunOne();
+      l.lock();
+      // None left to take: the rest run on helpers, which say when done.
+      if (!ran) done_cv_.wait(l, [&] { return done_prefix_ >= end; });
+    }
+  }
   // The device has encoded its last chunk (or failed: encode_status).
   void EncodeDone(const Status& encode_status) {
     encode_status_ = encode_status;
@@ -150,7 +166,7 @@ class TableWrites final : public PendingWrites {
     const PlannedTable& table = *tables_[i];
     Written& w = written_[i];
     std::call_once(w.open, [this, i] { Open(i); });
-    const char* bytes = reinterpret_cast<const char*>(out_) + table.out_offset;
+    const char* bytes = reinterpret_cast<const char*>(bytes_[i]);
     if (w.positioned && w.failure.ok()) {
       const uint64_t at = (k - pieces_.begin(i)) * kWritePieceBytes;
       const Status s =
@@ -158,26 +174,42 @@ class TableWrites final : public PendingWrites {
       if (!s.ok()) Fail(&w, s);
     }
     // The last piece done: every other piece's WriteAt happened before.
-    if (w.pieces_left.fetch_sub(1, std::memory_order_acq_rel) != 1 || w.file == nullptr) return;
-    Status s;
-    if (w.failure.ok()) {
-      if (!w.positioned) s = w.file->Append(Slice(bytes, table.file_size));
-      if (s.ok()) s = w.file->Sync();
+    if (w.pieces_left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (w.file != nullptr) {
+      Status s;
+      if (w.failure.ok()) {
+        if (!w.positioned) s = w.file->Append(Slice(bytes, table.file_size));
+        if (s.ok()) s = w.file->Sync();
+      }
+      const Status close = w.file->Close();
+      if (s.ok()) s = close;
+      if (!s.ok()) Fail(&w, s);
+      w.file.reset();
     }
-    const Status close = w.file->Close();
-    if (s.ok()) s = close;
-    if (!s.ok()) Fail(&w, s);
-    w.file.reset();
+    MarkDone(i);
+  }
+
+  void MarkDone(size_t i) {
+    {
+      std::lock_guard<std::mutex> l(done_mu_);
+      done_[i] = true;
+      while (done_prefix_ < done_.size() && done_[done_prefix_]) ++done_prefix_;
+    }
+    done_cv_.notify_all();
   }
 
   const CompactionJobSpec& spec_;
   const std::vector<std::unique_ptr<PlannedTable>> tables_;
-  const uint8_t* const out_;
+  const std::vector<const uint8_t*> bytes_;
   CompactionJobResult* const result_;
   std::vector<uint64_t> numbers_;
   const FilePieces pieces_;  // the tables' pieces (kWritePieceBytes)
   std::vector<Written> written_;
   std::unique_ptr<OrderedWorkers> workers_;
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  std::vector<bool> done_;  // table closed (written or failed); under done_mu_
+  size_t done_prefix_ = 0;  // tables [0, it) all done; under done_mu_
   std::atomic<bool> write_failed_{false};
   size_t released_ = 0;  // tables handed to the writers
   std::chrono::steady_clock::time_point first_release_;
@@ -310,9 +342,6 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   if (!s.ok()) return s;
   // "output": the host output buffer, the tables' file numbers, the writers.
   std::optional<CpuStageScope> output_cpu(std::in_place, result, "output");
-  uint8_t* out = nullptr;
-  s = device->HostOutput(job.out_size, &out);
-  if (!s.ok()) return s;
 
   // Chunks of whole tables in table order, each of at least options.chunk_bytes of
   // data blocks (the last one: the rest); at least one chunk, so the device
@@ -328,6 +357,39 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
     }
   }
   if (chunk_end.empty()) chunk_end.push_back(0);
+  const size_t nc = chunk_end.size();
+  // Chunk c's output bytes: [chunk_lo[c], chunk_lo[c + 1]), from its first
+  // table's offset to the next chunk's (the job's end after the last).
+  std::vector<uint64_t> chunk_lo(nc + 1, job.out_size);
+  for (size_t c = 0; c < nc; ++c) {
+    const size_t first_table = c == 0 ? 0 : chunk_end[c - 1];
+    if (first_table < nt) chunk_lo[c] = tables[first_table]->out_offset;
+  }
+  // The host output buffer: the whole output, or in device-encode mode,
+  // when that is at least twice as large, a ring of kOutputRingSlots slots
+  // of the largest chunk each (4 KiB multiples, so direct writes stay
+  // aligned): chunk c lands in slot c % kOutputRingSlots once the writes of
+  // chunk c - kOutputRingSlots are done (the place waits for them).
+  uint64_t slot_bytes = 0;
+  for (size_t c = 0; c < nc; ++c) {
+    slot_bytes = std::max(slot_bytes, chunk_lo[c + 1] - std::min(chunk_lo[c], chunk_lo[c + 1]));
+  }
+  slot_bytes = AlignUp(slot_bytes, kDirectIoAlignment);
+  const bool ring = !options.on_host && nc > kOutputRingSlots &&
+                    2 * kOutputRingSlots * slot_bytes <= job.out_size;
+  uint8_t* out = nullptr;
+  s = device->HostOutput(ring ? kOutputRingSlots * slot_bytes : job.out_size, &out);
+  if (!s.ok()) return s;
+  std::vector<uint8_t*> chunk_dst(nc);
+  for (size_t c = 0; c < nc; ++c) {
+    chunk_dst[c] = ring ? out + (c % kOutputRingSlots) * slot_bytes : out + chunk_lo[c];
+  }
+  std::vector<const uint8_t*> table_bytes(nt);
+  for (size_t c = 0; c < nc; ++c) {
+    for (size_t i = c == 0 ? 0 : chunk_end[c - 1]; i < chunk_end[c]; ++i) {
+      table_bytes[i] = chunk_dst[c] + (tables[i]->out_offset - chunk_lo[c]);
+    }
+  }
 
   // Each chunk's tables are encoded whole (data blocks, filter,
   // properties, index, footer) on the device, or in keys-only mode on the
@@ -343,7 +405,8 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   // chunk. With several chunks, or writes deferred past the return, at
   // least one helper, so writes overlap other work.
   const size_t min_helpers = chunk_end.size() > 1 || defer != nullptr ? 1 : 0;
-  auto writes = std::make_unique<TableWrites>(spec, std::move(tables), out, min_helpers, result);
+  auto writes = std::make_unique<TableWrites>(spec, std::move(tables), std::move(table_bytes),
+                                              min_helpers, result);
   Status encode_status;
   output_cpu.reset();
   // Keys-only mode encodes on the CPU from the host arenas (the values
@@ -377,11 +440,22 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
     }
   } else {
     // The device queues the next chunk before it hands this one over.
+    // "slot_wait" (ring only): the encode's waits for a slot's writes.
+    uint64_t slot_wait = 0;
+    const ChunkPlacer place = [&](size_t c) {
+      if (ring && c >= kOutputRingSlots) {
+        const auto t0 = std::chrono::steady_clock::now();
+        writes->WaitWritten(chunk_end[c - kOutputRingSlots]);
+        slot_wait += MicrosSince(t0);
+      }
+      return ChunkPlace{chunk_dst[c], chunk_lo[c], chunk_lo[c + 1] - chunk_lo[c]};
+    };
     encode_status =
-        device->EncodeBlocks(job, chunk_blocks, out, &result->stage_micros, [&](size_t c) {
+        device->EncodeBlocks(job, chunk_blocks, place, &result->stage_micros, [&](size_t c) {
           writes->Release(chunk_end[c]);
           return !writes->write_failed();
         });
+    if (ring) result->stage_micros["slot_wait"] += slot_wait;
   }
   device->ReleaseEncodeInput();
   encode_cpu.reset();

@@ -69,6 +69,14 @@ class PendingWrites {
 // chunk holds only a few tables.
 inline constexpr uint64_t kWritePieceBytes = 2ull << 20;
 
+// Device-encode mode's host output buffer, when the whole output would be
+// at least twice its size: a ring of this many slots of the job's largest
+// encode chunk (EncodeOutputs). 4: chunk c + 1 is queued while chunk c
+// lands and the writers still write chunks c - 1 and c - 2. A database's
+// jobs of a GiB or more, in 64 MiB tables, pinned their whole output
+// (bench/results/2026-11-27-h100-pinned-pool.md).
+inline constexpr size_t kOutputRingSlots = 4;
+
 // GpuExecutorOptions' settings of device-encode mode.
 struct EncodeOptions {
   uint64_t chunk_bytes = 0;  // encode_chunk_bytes

@@ -187,6 +187,17 @@ void OrderedWorkers::Work() {
   }
 }
 
+bool OrderedWorkers::RunOne() {
+  size_t i = 0;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (next_ >= released_) return false;
+    i = next_++;
+  }
+  fn_(i);
+  return true;
+}
+
 double OrderedWorkers::Close() {
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -132,6 +132,10 @@ class OrderedWorkers {
   ~OrderedWorkers();
 
   void Release(size_t end);
+  // Runs one released index not yet taken on the calling thread; false when
+  // there is none (those released are all taken). For a caller that waits
+  // on the items' results: it never waits on a helper that may not come.
+  bool RunOne();
   double Close();
 
  private:

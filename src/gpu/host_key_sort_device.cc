@@ -50,23 +50,37 @@ class HostKeySortDevice final : public KeySortDevice {
   uint64_t MemoryBudget() const override { return budget_; }
 
   Status EncodeBlocks(const EncodeJob& job,
-                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks, uint8_t* out,
-                      std::map<std::string, uint64_t>* stage_micros,
+                      const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
+                      const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     Status s = held_.Check(job);
     if (s.ok()) s = CheckEncodeChunks(job, chunks, kept_.size());
     const EncodeSources src{job.arena,          job.key_arena,    kept_.data(),
                             key_offset_.data(), key_size_.data(), value_offset_.data(),
                             value_size_.data()};
+    // The device's output buffer (the CUDA device's dev_.out): the chunks
+    // are encoded there, then copied to their places as the CUDA device's
+    // copies back do.
+    if (s.ok() && device_out_.size() < job.out_size) device_out_.resize(job.out_size);
     for (size_t c = 0; c < chunks.size() && s.ok(); ++c) {
       if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
         s = Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
         break;
       }
+      const ChunkPlace where = place(c);
+      uint64_t begin = 0;
+      uint64_t end = 0;
+      ChunkExtent(job, chunks[c].first, chunks[c].second, &begin, &end);
+      if (end > begin && (begin < where.origin || end - where.origin > where.size)) {
+        s = Status::Aborted("gpu: encode: a chunk's bytes lie outside its place");
+        break;
+      }
       // The kernels' work on the host, one thread (host_encoder.h; keys-only
       // mode runs the same on several).
       const auto t = std::chrono::steady_clock::now();
-      EncodeOnHost(job, src, chunks[c].first, chunks[c].second, out, 1);
+      EncodeOnHost(job, src, chunks[c].first, chunks[c].second, device_out_.data(), 1);
+      if (end > begin)
+        std::memcpy(where.dst + (begin - where.origin), device_out_.data() + begin, end - begin);
       (*stage_micros)["gpu_encode"] += MicrosSince(t);
       if (!landed(c)) break;
     }
@@ -323,6 +337,7 @@ class HostKeySortDevice final : public KeySortDevice {
   Buffer arena_;
   Buffer key_arena_;
   Buffer out_;
+  std::vector<uint8_t> device_out_;  // EncodeBlocks' output, as on a device
   HeldInput held_;
   StagedArena staged_;  // BeginStaging .. DecodeKeys or CancelStaging
   // Run's plan inputs, and the entries and kept order EncodeBlocks reads.

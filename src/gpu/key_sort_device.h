@@ -307,6 +307,31 @@ inline void TablesOfBlocks(const EncodeJob& job, uint64_t first_block, uint64_t 
       job.tables.begin());
 }
 
+// The output bytes of blocks [first_block, end_block) of job (a range of
+// whole tables, CheckEncodeJob passed): [*begin, *end) from the first byte
+// of any of its blocks, filters or tables to the last; both 0 when it has
+// none.
+inline void ChunkExtent(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
+                        uint64_t* begin, uint64_t* end) {
+  uint64_t lo = ~uint64_t{0};
+  uint64_t hi = 0;
+  const auto add = [&](uint64_t offset, uint64_t size) {
+    lo = std::min(lo, offset);
+    hi = std::max(hi, offset + size);
+  };
+  for (uint64_t i = first_block; i < end_block; ++i) {
+    add(job.blocks[i].out_offset, EncodedBlockSize(job.blocks[i]) + 5);
+  }
+  uint64_t f0 = 0, f1 = 0, t0 = 0, t1 = 0;
+  FiltersOfBlocks(job, first_block, end_block, &f0, &f1);
+  for (uint64_t i = f0; i < f1; ++i)
+    add(job.filters[i].out_offset, EncodedFilterSize(job.filters[i]) + 5);
+  TablesOfBlocks(job, first_block, end_block, &t0, &t1);
+  for (uint64_t i = t0; i < t1; ++i) add(job.tables[i].out_offset, TableFileSize(job.tables[i]));
+  *begin = hi == 0 ? 0 : lo;
+  *end = hi;
+}
+
 // OK when blocks [first_block, end_block) of job are a range of job.blocks
 // and each takes kept positions inside [0, kept) and lies inside
 // out[0, job.out_size) with its trailer, and so do their tables' filters
@@ -489,6 +514,16 @@ class StagedArena {
   bool active_ = false;
 };
 
+// Where KeySortDevice::EncodeBlocks puts a chunk's bytes on the host: the
+// job's output bytes [origin, origin + size) at dst[0, size). The whole
+// output at one place is {out, 0, job.out_size}.
+struct ChunkPlace {
+  uint8_t* dst = nullptr;
+  uint64_t origin = 0;
+  uint64_t size = 0;
+};
+using ChunkPlacer = std::function<ChunkPlace(size_t chunk)>;
+
 class KeySortDevice {
  public:
   virtual ~KeySortDevice() = default;
@@ -531,20 +566,26 @@ class KeySortDevice {
   virtual Status HostOutput(uint64_t bytes, uint8_t** out) = 0;
 
   // Fills the planned data blocks of each chunk, job.blocks[chunks[c].first,
-  // chunks[c].second), into out (from HostOutput(job.out_size)), each at its
-  // out_offset: prefix, key suffixes, values, end offsets, footer, trailer;
-  // their tables' filter blocks (FiltersOfBlocks: lines, footer, trailer)
-  // and their tables' tails (TablesOfBlocks: properties and index blocks
-  // with their trailers, footer; tail_common.h). The chunks are the
-  // executor's groups of whole tables, in table order. Calls landed(c) on
-  // the calling thread, in chunk order, once chunk c is in out (from its
-  // first block's offset to its last table's footer), and returns after
-  // the last: the executor writes chunk c's files while chunk c + 1 is
-  // encoded. The CUDA device queues chunk c + 1 before it waits for chunk
-  // c, so the device does not idle between chunks. landed returning false
-  // stops the call (chunks not yet queued are not encoded; the one in
-  // flight is waited for) and it returns OK. Adds its time, less landed's,
-  // under "gpu_encode". Aborted("gpu: encode: ...") on any failure,
+  // chunks[c].second), each at its out_offset of the job's output (sized
+  // job.out_size): prefix, key suffixes, values, end offsets, footer,
+  // trailer; their tables' filter blocks (FiltersOfBlocks: lines, footer,
+  // trailer) and their tables' tails (TablesOfBlocks: properties and index
+  // blocks with their trailers, footer; tail_common.h). The chunks are the
+  // executor's groups of whole tables, in table order. Chunk c's bytes go
+  // to the host at place(c) (ChunkPlace: output byte x at dst + x -
+  // origin; every byte of the chunk must lie in [origin, origin + size),
+  // else the call fails), called on the calling thread in chunk order
+  // before chunk c's bytes are copied there; it may block until that
+  // memory is free (the executor's output ring waits for an earlier
+  // chunk's writes). Calls landed(c) on the calling thread, in chunk
+  // order, once chunk c is at its place (from its first block's offset to
+  // its last table's footer), and returns after the last: the executor
+  // writes chunk c's files while chunk c + 1 is encoded. The CUDA device
+  // queues chunk c + 1 before it waits for chunk c, so the device does not
+  // idle between chunks. landed returning false stops the call (chunks not
+  // yet queued are not encoded; the one in flight is waited for) and it
+  // returns OK. Adds its time, less place's and landed's, under
+  // "gpu_encode". Aborted("gpu: encode: ...") on any failure,
   // InvalidArgument for a range or block outside the job (CheckEncodeJob,
   // every chunk checked before any is encoded). An injected kEncode failure
   // strikes the chunk that ends at the job's last block (with several
@@ -553,10 +594,11 @@ class KeySortDevice {
   // ReleaseEncodeInput nor a failed EncodeBlocks came since (the CUDA
   // device reuses the arenas' device copies, the entry arrays and the kept
   // order; Aborted when they are not there). A failed call releases them
-  // as ReleaseEncodeInput does; no copy into out outlives any call.
+  // as ReleaseEncodeInput does; no copy to a place outlives any call.
   virtual Status EncodeBlocks(const EncodeJob& job,
                               const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
-                              uint8_t* out, std::map<std::string, uint64_t>* stage_micros,
+                              const ChunkPlacer& place,
+                              std::map<std::string, uint64_t>* stage_micros,
                               const std::function<bool(size_t chunk)>& landed) = 0;
 
   // Frees what the last Run kept for EncodeBlocks (the CUDA device's
