@@ -403,6 +403,18 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     ASSERT_TRUE(env_->CreateDir(dbname_).ok());
   }
 
+  // The output variants of the write tests, in order: 0 the in-memory Env,
+  // 1 POSIX files with buffered writes, 2 POSIX files with direct writes.
+  // Sets the test up for it (variant 1 moves to POSIX files) and returns its
+  // name.
+  const char* UseWriteVariant(int variant) {
+    if (variant == 1) UsePosixEnv();
+    topt_.use_direct_writes = variant == 2;
+    return variant == 0   ? "in-memory Env"
+           : variant == 1 ? "POSIX Env, buffered writes"
+                          : "POSIX Env, direct writes";
+  }
+
   // Runs the chunked job as ChunkedJobsByteIdenticalToCpu does: from a
   // third of what it needs whole, the budget grows until it runs (a range
   // cannot be smaller than the blocks at its edges). NotSupported when
@@ -1163,13 +1175,9 @@ TEST_P(GpuExecutorTest, OutputRingByteIdenticalToCpu) {
   Random rnd(test::TestSeed());
   ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
   for (int variant = 0; variant < 3; ++variant) {
-    if (variant == 1) {
-      ASSERT_NO_FATAL_FAILURE(UsePosixEnv());
-    }
-    topt_.use_direct_writes = variant == 2;
-    SCOPED_TRACE(variant == 0   ? "in-memory Env"
-                 : variant == 1 ? "POSIX Env, buffered writes"
-                                : "POSIX Env, direct writes");
+    const char* name = nullptr;
+    ASSERT_NO_FATAL_FAILURE(name = UseWriteVariant(variant));
+    SCOPED_TRACE(name);
     for (int iter = 0; iter < 3; ++iter) {
       test::GpuJobShape shape;
       shape.entries_per_file = 2000 + static_cast<int>(rnd.Uniform(1000));
@@ -1422,13 +1430,9 @@ TEST_P(GpuExecutorTest, InputReadFailureInAnyPieceFailsTheJob) {
 TEST_P(GpuExecutorTest, OutputTablesWrittenInPiecesByteIdenticalToCpu) {
   Random rnd(test::TestSeed());
   for (int variant = 0; variant < 3; ++variant) {
-    if (variant == 1) {
-      ASSERT_NO_FATAL_FAILURE(UsePosixEnv());
-    }
-    topt_.use_direct_writes = variant == 2;
-    SCOPED_TRACE(variant == 0   ? "in-memory Env"
-                 : variant == 1 ? "POSIX Env, buffered writes"
-                                : "POSIX Env, direct writes");
+    const char* name = nullptr;
+    ASSERT_NO_FATAL_FAILURE(name = UseWriteVariant(variant));
+    SCOPED_TRACE(name);
     test::GpuJob job = NewJob(&rnd, LargeTablesShape());
     Compaction::Params params = job.compaction->params();
     params.max_output_file_size = 5 << 20;  // tables of three pieces, and a shorter last one
