@@ -309,9 +309,8 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   // RunLocked adds its helper threads' CPU seconds and sets last_chunks_.
   if (s.ok()) s = RunLocked(spec, whole_bytes, result);
   // A job that failed between DecodeKeys and its wait: no copy back into
-  // input_'s arrays outlives the job.
-  // The host buffers go back to the process's pool for any executor's next
-  // job (pinned_pool.h).
+  // input_'s arrays outlives the job. Then the host buffers go back to the
+  // process's pool for any executor's next job (pinned_pool.h).
   {
     gpu::CpuStageScope wait_cpu(result, "release");
     (void)device_->WaitDecodedKeys(&result->stage_micros);

@@ -79,8 +79,9 @@ class HostKeySortDevice final : public KeySortDevice {
       // mode runs the same on several).
       const auto t = std::chrono::steady_clock::now();
       EncodeOnHost(job, src, chunks[c].first, chunks[c].second, device_out_.data(), 1);
-      if (end > begin)
+      if (end > begin) {
         std::memcpy(where.dst + (begin - where.origin), device_out_.data() + begin, end - begin);
+      }
       (*stage_micros)["gpu_encode"] += MicrosSince(t);
       if (!landed(c)) break;
     }
