@@ -241,8 +241,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   void ReleaseHostBuffers() override {
-    CancelStaging();
-    ReleaseInput();  // nothing held now refers to the host arenas
+    ReleaseInput();  // nothing held (or staged) now refers to the host arenas
     // No copy may still read or write the buffers: after a failed stream
     // (a sticky error) they stay with this device, never go to another.
     for (cudaStream_t st : {stream_, copy_stream_, verify_stream_}) {

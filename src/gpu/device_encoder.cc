@@ -372,7 +372,7 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   // chunk c - kOutputRingSlots are done (the place waits for them).
   uint64_t slot_bytes = 0;
   for (size_t c = 0; c < nc; ++c) {
-    slot_bytes = std::max(slot_bytes, chunk_lo[c + 1] - std::min(chunk_lo[c], chunk_lo[c + 1]));
+    slot_bytes = std::max(slot_bytes, chunk_lo[c + 1] - chunk_lo[c]);
   }
   slot_bytes = AlignUp(slot_bytes, kDirectIoAlignment);
   const bool ring = !options.on_host && nc > kOutputRingSlots &&

@@ -1,6 +1,7 @@
 #include "gpu/pinned_pool.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace accelkv {
 namespace gpu {
@@ -13,13 +14,23 @@ PinnedPool::~PinnedPool() {
 
 void PinnedPool::Unmap(Region region) { memory_.unmap(region.p, region.bytes); }
 
+PinnedPool::Region PinnedPool::PopFree(std::vector<Region>::iterator it) {
+  const Region r = *it;
+  stats_.free_bytes -= r.bytes;
+  *it = free_.back();
+  free_.pop_back();
+  return r;
+}
+
+void PinnedPool::AddInUse(uint64_t bytes) {
+  in_use_ += bytes;
+  peak_in_use_ = std::max(peak_in_use_, in_use_);
+}
+
 void PinnedPool::EvictFreeOver(uint64_t limit, size_t below, std::vector<Region>* unmap) {
   const auto evict = [&](std::vector<Region>::iterator it) {
-    unmap->push_back(*it);
-    stats_.free_bytes -= it->bytes;
-    stats_.pinned_bytes -= it->bytes;
-    *it = free_.back();
-    free_.pop_back();
+    unmap->push_back(PopFree(it));
+    stats_.pinned_bytes -= unmap->back().bytes;
   };
   // The largest free region under `below` first: a buffer that grows past
   // its region leaves it behind, and no other buffer is likely to fit it.
@@ -49,12 +60,8 @@ PinnedPool::Region PinnedPool::Take(size_t min_bytes, size_t want_bytes) {
       if (best == free_.size() || b < free_[best].bytes) best = i;
     }
     if (best < free_.size()) {
-      const Region r = free_[best];
-      free_[best] = free_.back();
-      free_.pop_back();
-      stats_.free_bytes -= r.bytes;
-      in_use_ += r.bytes;
-      peak_in_use_ = std::max(peak_in_use_, in_use_);
+      const Region r = PopFree(free_.begin() + static_cast<std::ptrdiff_t>(best));
+      AddInUse(r.bytes);
       return r;
     }
     // None fits: free regions make room for the new one (first those too
@@ -69,8 +76,7 @@ PinnedPool::Region PinnedPool::Take(size_t min_bytes, size_t want_bytes) {
   if (r.p == nullptr && want_bytes > min_bytes) r = Region{memory_.map(min_bytes), min_bytes};
   if (r.p == nullptr) return Region{};
   std::lock_guard<std::mutex> l(mu_);
-  in_use_ += r.bytes;
-  peak_in_use_ = std::max(peak_in_use_, in_use_);
+  AddInUse(r.bytes);
   stats_.maps++;
   stats_.pinned_bytes += r.bytes;
   stats_.peak_pinned_bytes = std::max(stats_.peak_pinned_bytes, stats_.pinned_bytes);

@@ -85,6 +85,10 @@ class PinnedPool {
 
  private:
   void Unmap(Region region);
+  // Takes a free region out of the free list.
+  Region PopFree(std::vector<Region>::iterator it) REQUIRES(mu_);
+  // Counts bytes taken into use (and the busiest moment's).
+  void AddInUse(uint64_t bytes) REQUIRES(mu_);
   // Takes free regions into *unmap (to be unmapped outside the lock) until
   // at most limit bytes stay mapped or none is free: first those under
   // `below` bytes, largest first, then the rest, smallest first.
