@@ -41,6 +41,18 @@ class RandomAccessFile {
   // POSIX Env: posix_fadvise WILLNEED). Returns at once. OK promises
   // nothing about the bytes; the default does nothing.
   virtual Status Prefetch(uint64_t /*offset*/, size_t /*n*/) const { return Status::OK(); }
+  // Lends the bytes [offset, offset + n) in place, for a reader that would
+  // otherwise copy them out (the GPU executor copies them to the device from
+  // there): *pieces, in file order, cover exactly that range in the file's
+  // own memory. They stay valid and unchanged while this file object lives,
+  // unless the file is truncated or written over (table files never are).
+  // InvalidArgument if the range passes the end of the file. The default,
+  // for Envs whose files are not in memory, returns NotSupported: the
+  // caller reads.
+  virtual Status Lend(uint64_t /*offset*/, uint64_t /*n*/, std::vector<Slice>* pieces) const {
+    pieces->clear();
+    return Status::NotSupported("lending a file's bytes");
+  }
 };
 
 // A file written sequentially. Appended data is durable only after Sync().
@@ -257,9 +269,33 @@ class EnvWrapper : public Env {
   Env* const target_;
 };
 
+// Memory for an in-memory Env's file bytes.
+class HostMemory {
+ public:
+  virtual ~HostMemory() = default;
+  // At least `bytes` bytes, 64-byte aligned; throws std::bad_alloc when none
+  // is left.
+  virtual void* Allocate(size_t bytes) = 0;
+  // Frees what Allocate(bytes) returned.
+  virtual void Free(void* p, size_t bytes) = 0;
+};
+
+struct MemEnvOptions {
+  // A file's bytes live in chunks of this many bytes (at least 4 KiB); the
+  // chunks of removed and truncated files are kept (up to 512 MiB) for later
+  // appends.
+  size_t chunk_bytes = 64 << 10;
+  // The chunks' memory; nullptr: the heap. A GPU executor copies lent bytes
+  // (RandomAccessFile::Lend) straight to the device when they are
+  // page-locked.
+  std::shared_ptr<HostMemory> memory;
+};
+
 // An Env that keeps files in memory and delegates clocks to base_env.
 // Files not Sync()ed are kept too (it models no crash; see the test Env for that).
+// Its RandomAccessFiles lend their bytes (RandomAccessFile::Lend).
 std::unique_ptr<Env> NewMemEnv(Env* base_env);
+std::unique_ptr<Env> NewMemEnv(Env* base_env, const MemEnvOptions& options);
 
 // Reads or writes a whole file through env.
 Status ReadFileToString(Env* env, const std::string& fname, std::string* data);

@@ -15,8 +15,10 @@
 //   (crash simulation is FaultInjectionEnv's job).
 // - Clocks delegate to the base Env.
 //
-// - File bytes live in 64 KiB chunks; those of removed or truncated files
+// - File bytes live in chunks (MemEnvOptions::chunk_bytes, 64 KiB, from
+//   MemEnvOptions::memory or the heap); those of removed or truncated files
 //   are kept (up to 512 MiB) for later appends (ChunkPool).
+// - RandomAccessFile::Lend hands out the chunks' parts of a range in place.
 //
 // Thread safety: the Env is safe for concurrent use (one mutex over the name
 // maps, one per FileState over its bytes, shared by its reads and
@@ -26,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <set>
 #include <shared_mutex>
 #include <vector>
@@ -37,8 +40,11 @@
 namespace accelkv {
 namespace {
 
-constexpr size_t kChunkSize = 64 << 10;
-using Chunk = std::unique_ptr<char[]>;
+// One chunk of a file's bytes, from the Env's HostMemory (or the heap).
+struct Chunk {
+  char* data = nullptr;
+  char* get() const { return data; }
+};
 
 // Copies one chunk's part of a read or write of `total` bytes. A large
 // request (the GPU executor's pieces of whole tables) goes by streaming
@@ -54,18 +60,30 @@ void CopyPiece(char* dst, const char* src, size_t n, size_t total) {
   }
 }
 
-// The chunks of removed and truncated files, kept for the next appends of
-// any file of the Env, up to kMaxFree (512 MiB). Without it the allocator
-// hands freed chunks back to the kernel (glibc trims its heaps) and every
-// later append of a large file pays a page fault per 4 KiB to zero fresh
-// pages: the compact benchmark writes and removes 150-230 MB per run.
+// The chunks of every file of the Env: made from options.memory (the heap
+// without one), and those of removed and truncated files kept for the next
+// appends of any file, up to kMaxFreeBytes (512 MiB). Without it the
+// allocator hands freed chunks back to the kernel (glibc trims its heaps)
+// and every later append of a large file pays a page fault per 4 KiB to
+// zero fresh pages: the compact benchmark writes and removes 150-230 MB per
+// run (and page-locked memory is slow to make).
 class ChunkPool {
  public:
+  explicit ChunkPool(const MemEnvOptions& options)
+      : chunk_size_(std::max<size_t>(options.chunk_bytes, 4096)), memory_(options.memory) {}
+  ~ChunkPool() {
+    for (Chunk& c : free_) Release(c);
+  }
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+
+  size_t chunk_size() const { return chunk_size_; }
+
   Chunk Get() EXCLUDES(mu_) {
     {
       std::lock_guard<std::mutex> l(mu_);
       if (!free_.empty()) {
-        Chunk c = std::move(free_.back());
+        Chunk c = free_.back();
         free_.pop_back();
         return c;
       }
@@ -73,19 +91,34 @@ class ChunkPool {
     // Not zeroed: a file's bytes are written before they are read (Read
     // stops at the file's size), so zeroing a fresh chunk only added a
     // memset of 64 KiB that the appends then overwrote.
-    return std::make_unique_for_overwrite<char[]>(kChunkSize);
+    if (memory_ != nullptr) return Chunk{static_cast<char*>(memory_->Allocate(chunk_size_))};
+    return Chunk{static_cast<char*>(::operator new[](chunk_size_, std::align_val_t{64}))};
   }
   void Put(std::vector<Chunk>* chunks) EXCLUDES(mu_) {
     std::lock_guard<std::mutex> l(mu_);
+    const size_t max_free = std::max<size_t>(1, kMaxFreeBytes / chunk_size_);
     for (Chunk& c : *chunks) {
-      if (free_.size() >= kMaxFree) break;
-      free_.push_back(std::move(c));
+      if (free_.size() < max_free) {
+        free_.push_back(c);
+      } else {
+        Release(c);  // over the limit
+      }
     }
-    chunks->clear();  // the rest (over the limit) are freed
+    chunks->clear();
   }
 
  private:
-  static constexpr size_t kMaxFree = (512u << 20) / kChunkSize;
+  static constexpr size_t kMaxFreeBytes = size_t{512} << 20;
+  void Release(const Chunk& c) const {
+    if (memory_ != nullptr) {
+      memory_->Free(c.data, chunk_size_);
+    } else {
+      ::operator delete[](c.data, std::align_val_t{64});
+    }
+  }
+
+  const size_t chunk_size_;
+  const std::shared_ptr<HostMemory> memory_;
   std::mutex mu_;
   std::vector<Chunk> free_ GUARDED_BY(mu_);
 };
@@ -95,7 +128,8 @@ class ChunkPool {
 // Chunks come from and go back to the Env's ChunkPool.
 class FileState {
  public:
-  explicit FileState(std::shared_ptr<ChunkPool> pool) : pool_(std::move(pool)) {}
+  explicit FileState(std::shared_ptr<ChunkPool> pool)
+      : pool_(std::move(pool)), chunk_size_(pool_->chunk_size()) {}
   ~FileState() {
     std::unique_lock<std::shared_mutex> l(mu_);
     pool_->Put(&chunks_);
@@ -117,9 +151,9 @@ class FileState {
     const char* src = s.data();
     size_t left = s.size();
     while (left > 0) {
-      const size_t used = static_cast<size_t>(size_ % kChunkSize);
-      if (used == 0 && size_ / kChunkSize == chunks_.size()) chunks_.push_back(pool_->Get());
-      const size_t n = std::min(left, kChunkSize - used);
+      const size_t used = static_cast<size_t>(size_ % chunk_size_);
+      if (used == 0 && size_ / chunk_size_ == chunks_.size()) chunks_.push_back(pool_->Get());
+      const size_t n = std::min(left, chunk_size_ - used);
       CopyPiece(chunks_.back().get() + used, src, n, s.size());
       src += n;
       left -= n;
@@ -131,7 +165,7 @@ class FileState {
   bool Grow(uint64_t size) EXCLUDES(mu_) {
     std::unique_lock<std::shared_mutex> l(mu_);
     if (size_ != 0) return false;
-    const uint64_t n = (size + kChunkSize - 1) / kChunkSize;
+    const uint64_t n = (size + chunk_size_ - 1) / chunk_size_;
     for (uint64_t i = chunks_.size(); i < n; ++i) chunks_.push_back(pool_->Get());
     size_ = size;
     return true;
@@ -145,6 +179,17 @@ class FileState {
     ForEachPiece(offset, s.size(), [&](char* chunk, size_t done, size_t m) {
       CopyPiece(chunk, s.data() + done, m, s.size());
     });
+    return true;
+  }
+  // The chunks' parts of [offset, offset + n), in place; false if the
+  // range passes the end of the file. They stay put until Truncate (an
+  // append fills only bytes past the file's end).
+  bool Lend(uint64_t offset, uint64_t n, std::vector<Slice>* pieces) const EXCLUDES(mu_) {
+    pieces->clear();
+    std::shared_lock<std::shared_mutex> l(mu_);
+    if (offset > size_ || n > size_ - offset) return false;
+    ForEachPiece(offset, static_cast<size_t>(n),
+                 [&](const char* chunk, size_t, size_t m) { pieces->emplace_back(chunk, m); });
     return true;
   }
   // Copies up to n bytes at offset into scratch; *result = the bytes read.
@@ -170,14 +215,15 @@ class FileState {
     size_t done = 0;
     while (done < len) {
       const uint64_t at = offset + done;
-      const size_t in_chunk = static_cast<size_t>(at % kChunkSize);
-      const size_t m = std::min(len - done, kChunkSize - in_chunk);
-      fn(chunks_[static_cast<size_t>(at / kChunkSize)].get() + in_chunk, done, m);
+      const size_t in_chunk = static_cast<size_t>(at % chunk_size_);
+      const size_t m = std::min(len - done, chunk_size_ - in_chunk);
+      fn(chunks_[static_cast<size_t>(at / chunk_size_)].get() + in_chunk, done, m);
       done += m;
     }
   }
 
   const std::shared_ptr<ChunkPool> pool_;
+  const size_t chunk_size_;
   mutable std::shared_mutex mu_;
   std::vector<Chunk> chunks_ GUARDED_BY(mu_);
   uint64_t size_ GUARDED_BY(mu_) = 0;
@@ -208,6 +254,12 @@ class MemRandomAccessFile final : public RandomAccessFile {
   explicit MemRandomAccessFile(FileRef file) : file_(std::move(file)) {}
   Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
     file_->Read(offset, n, result, scratch);
+    return Status::OK();
+  }
+  Status Lend(uint64_t offset, uint64_t n, std::vector<Slice>* pieces) const override {
+    if (!file_->Lend(offset, n, pieces)) {
+      return Status::InvalidArgument("lend past the end of the file");
+    }
     return Status::OK();
   }
 
@@ -280,7 +332,8 @@ class MemEnv final : public Env {
  public:
   using Env::NewRandomAccessFile;  // options are ignored: files are already in memory
   using Env::NewWritableFile;      // likewise: no direct I/O in memory
-  explicit MemEnv(Env* base) : base_(base), pool_(std::make_shared<ChunkPool>()) {}
+  MemEnv(Env* base, const MemEnvOptions& options)
+      : base_(base), pool_(std::make_shared<ChunkPool>(options)) {}
 
   Status NewSequentialFile(const std::string& fname,
                            std::unique_ptr<SequentialFile>* result) override {
@@ -459,6 +512,10 @@ MemFileLock::~MemFileLock() { env_->Unlock(fname_); }
 
 }  // namespace
 
-std::unique_ptr<Env> NewMemEnv(Env* base_env) { return std::make_unique<MemEnv>(base_env); }
+std::unique_ptr<Env> NewMemEnv(Env* base_env) { return NewMemEnv(base_env, MemEnvOptions()); }
+
+std::unique_ptr<Env> NewMemEnv(Env* base_env, const MemEnvOptions& options) {
+  return std::make_unique<MemEnv>(base_env, options);
+}
 
 }  // namespace accelkv

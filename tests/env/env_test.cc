@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -127,6 +128,43 @@ TEST_P(EnvTest, RandomAccessReads) {
   EXPECT_EQ(0u, r.size());
   ASSERT_TRUE(f->Read(500000, 100, &r, scratch).ok());  // past end
   EXPECT_EQ(0u, r.size());
+}
+
+// Lend: the in-memory Env hands out its chunks' parts of a range in place
+// (they cover it exactly, in order, and survive the file's removal while
+// the reader lives); the file-backed Envs lend nothing (NotSupported).
+TEST_P(EnvTest, LendGivesTheBytesInPlaceOrNotSupported) {
+  Random rnd(23);
+  const std::string data = test::RandomString(&rnd, 200000);  // four 64 KiB chunks
+  Write(Path("lend"), data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(OpenRandom(Path("lend"), &f).ok());
+  std::vector<Slice> pieces;
+  const Status s = f->Lend(1000, 150000, &pieces);
+  if (GetParam() != EnvKind::kMem) {
+    EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+    EXPECT_TRUE(pieces.empty());
+    return;
+  }
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(env_->RemoveFile(Path("lend")).ok());  // the reader keeps the bytes
+  std::string joined;
+  for (const Slice& p : pieces) joined.append(p.data(), p.size());
+  EXPECT_EQ(data.substr(1000, 150000), joined);
+  // Chunk boundaries at multiples of 64 KiB of the file: 1000..65536,
+  // ..131072, ..151000.
+  ASSERT_EQ(3u, pieces.size());
+  EXPECT_EQ(65536u - 1000u, pieces[0].size());
+  // Lending reads nothing: the pieces are the bytes Read copies from.
+  char scratch[16];
+  Slice r;
+  ASSERT_TRUE(f->Read(65536, 16, &r, scratch).ok());
+  EXPECT_EQ(0, std::memcmp(pieces[1].data(), r.data(), 16));
+  EXPECT_TRUE(f->Lend(0, 200000, &pieces).ok());  // all of it
+  EXPECT_TRUE(f->Lend(200000, 0, &pieces).ok());  // nothing, at the end
+  EXPECT_TRUE(pieces.empty());
+  EXPECT_TRUE(f->Lend(199999, 2, &pieces).IsInvalidArgument());  // past the end
+  EXPECT_TRUE(pieces.empty());
 }
 
 TEST_P(EnvTest, ConcurrentRandomAccessReads) {
@@ -474,6 +512,57 @@ TEST_P(EnvTest, Clock) {
   uint64_t t1 = env_->NowMicros();
   EXPECT_GE(t1 - t0, 2000u);
   EXPECT_GE(env_->NowMicros(), t1);
+}
+
+// MemEnvOptions: the chunks come from the given HostMemory, chunk_bytes
+// each; every one is freed through it by the time the Env and its files
+// are gone, removed files' chunks being reused first.
+TEST(MemEnvOptionsTest, ChunksFromTheGivenMemoryAndAllFreed) {
+  struct CountingMemory final : HostMemory {
+    std::atomic<int> live{0};
+    std::atomic<int> made{0};
+    std::atomic<size_t> wrong_size{0};
+    size_t chunk = 0;
+    void* Allocate(size_t bytes) override {
+      if (bytes != chunk) ++wrong_size;
+      ++live;
+      ++made;
+      return ::operator new[](bytes, std::align_val_t{64});
+    }
+    void Free(void* p, size_t bytes) override {
+      if (bytes != chunk) ++wrong_size;
+      --live;
+      ::operator delete[](p, std::align_val_t{64});
+    }
+  };
+  auto memory = std::make_shared<CountingMemory>();
+  memory->chunk = 8192;
+  MemEnvOptions options;
+  options.chunk_bytes = 8192;
+  options.memory = memory;
+  {
+    std::unique_ptr<Env> env = NewMemEnv(Env::Default(), options);
+    Random rnd(5);
+    const std::string data = test::RandomString(&rnd, 50000);  // 7 chunks
+    ASSERT_TRUE(WriteStringToFile(env.get(), data, "/a", false).ok());
+    EXPECT_EQ(7, memory->made.load());
+    std::unique_ptr<RandomAccessFile> f;
+    ASSERT_TRUE(env->NewRandomAccessFile("/a", &f).ok());
+    std::vector<Slice> pieces;
+    ASSERT_TRUE(f->Lend(0, 50000, &pieces).ok());
+    EXPECT_EQ(7u, pieces.size());
+    EXPECT_EQ(8192u, pieces[0].size());
+    f.reset();
+    ASSERT_TRUE(env->RemoveFile("/a").ok());
+    // The removed file's chunks serve the next file: none made.
+    ASSERT_TRUE(WriteStringToFile(env.get(), data, "/b", false).ok());
+    EXPECT_EQ(7, memory->made.load());
+    std::string back;
+    ASSERT_TRUE(ReadFileToString(env.get(), "/b", &back).ok());
+    EXPECT_EQ(data, back);
+  }
+  EXPECT_EQ(0, memory->live.load());
+  EXPECT_EQ(0u, memory->wrong_size.load());
 }
 
 INSTANTIATE_TEST_SUITE_P(Envs, EnvTest,
