@@ -11,8 +11,12 @@
 #     OUT=$OUT bash bench/ab_compact.sh
 #
 # BUILDS   name=binary pairs (at least one); a name may carry environment
-#          settings for its runs after a colon, comma-separated:
+#          settings and flags for its runs after a colon, comma-separated:
 #          dev=.carry/w2/accelkv-bench:ACCELKV_GPU_ENCODE=device
+#          pinned=.carry/w2/accelkv-bench:--compact-pinned-mem=true
+# CPU_ALSO names of builds (after the first) whose CPU executor runs too,
+#          as build "cpu-NAME" beside the reference "cpu" (the first
+#          build's), with that build's settings (default none)
 # SIZES    value sizes (default "128 1024 4096"; LO:HI draws mixed sizes)
 # ROUNDS   rounds (default 3)
 # MB       about this many MB of input per job (default 256)
@@ -28,6 +32,7 @@ SIZES=${SIZES:-"128 1024 4096"}
 ROUNDS=${ROUNDS:-3}
 MB=${MB:-256}
 THREADS=${THREADS:-16}
+CPU_ALSO=${CPU_ALSO:-}
 OUT=${OUT:-/tmp/ab-compact}
 mkdir -p "$OUT"
 : >"$OUT/ab.jsonl"
@@ -48,14 +53,25 @@ args() {
   fi
 }
 
-# run ROUND SIZE NAME EXECUTOR BINARY [ENV...]
+# run ROUND SIZE NAME EXECUTOR BINARY [ENV or --FLAG...]
 run() {
-  local round=$1 size=$2 name=$3 executor=$4 bin=$5
+  local round=$1 size=$2 name=$3 executor=$4 bin=$5 envs=() flags=() x
   shift 5
+  for x in "$@"; do
+    if [[ $x == --* ]]; then flags+=("$x"); else envs+=("$x"); fi
+  done
   echo "== $round $size $name" >>"$OUT/ab.log"
   # shellcheck disable=SC2046 # args is a word list
-  env "$@" "$bin" --workload=compact --executor="$executor" $(args "$size") \
+  env "${envs[@]}" "$bin" --workload=compact --executor="$executor" $(args "$size") "${flags[@]}" \
     --json="$OUT/ab.jsonl" >>"$OUT/ab.log" 2>&1 || echo "== failed rc=$?" >>"$OUT/ab.log"
+}
+
+# settings SPEC: the environment settings and flags of a build's spec, one a line.
+settings() {
+  [[ $1 == *:* ]] || return 0
+  local -a parts
+  IFS=, read -r -a parts <<<"${1#*:}"
+  printf '%s\n' "${parts[@]}"
 }
 
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -65,12 +81,19 @@ for ((round = 1; round <= ROUNDS; round++)); do
     for ((i = ${#builds[@]} - 1; i >= 0; i--)); do order+=("${builds[i]}"); done
   fi
   for size in $SIZES; do
-    run "$round" "$size" cpu cpu "$(first_bin)"
+    first=${builds[0]#*=}
+    mapfile -t envs < <(settings "$first")
+    run "$round" "$size" cpu cpu "$(first_bin)" "${envs[@]}"
+    for b in "${builds[@]:1}"; do
+      name=${b%%=*} spec=${b#*=}
+      [[ " $CPU_ALSO " == *" $name "* ]] || continue
+      mapfile -t envs < <(settings "$spec")
+      run "$round" "$size" "cpu-$name" cpu "${spec%%:*}" "${envs[@]}"
+    done
     for b in "${order[@]}"; do
       name=${b%%=*} spec=${b#*=}
-      bin=${spec%%:*} envs=()
-      [[ $spec == *:* ]] && IFS=, read -r -a envs <<<"${spec#*:}"
-      run "$round" "$size" "$name" gpu "$bin" "${envs[@]}"
+      mapfile -t envs < <(settings "$spec")
+      run "$round" "$size" "$name" gpu "${spec%%:*}" "${envs[@]}"
     done
   done
 done
@@ -96,7 +119,8 @@ for size in dict.fromkeys(r["size"] for r in runs):
     cpu_med = statistics.median(x["input_gb_per_sec"] for x in cpu) if cpu else 0
     base = by.get((size, names[0]), [])
     base_med = statistics.median(x["input_gb_per_sec"] for x in base) if base else 0
-    for build in ["cpu"] + names:
+    extra_cpu = sorted({b for (sz, b) in by if sz == size and b.startswith("cpu-")})
+    for build in ["cpu"] + extra_cpu + names:
         xs = by.get((size, build), [])
         if not xs:
             continue
@@ -104,7 +128,8 @@ for size in dict.fromkeys(r["size"] for r in runs):
         med = statistics.median(g)
         ms = statistics.median(x["seconds"] * 1e3 for x in xs)
         vs_cpu = f"{med / cpu_med:.2f}x" if cpu_med and build != "cpu" else ""
-        vs_base = f"{med / base_med:.3f}x" if base_med and build not in ("cpu", names[0]) else ""
+        is_cpu = build == "cpu" or build.startswith("cpu-")
+        vs_base = f"{med / base_med:.3f}x" if base_med and not is_cpu and build != names[0] else ""
         ok = all(x.get("verified") for x in xs)
         lines.append(f"| {size} | {build} | {', '.join(f'{v:.2f}' for v in g)} | {med:.2f} | "
                      f"{vs_cpu} | {vs_base} | {ms:.1f} | {'yes' if ok else 'NO'} |")

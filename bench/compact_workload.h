@@ -26,7 +26,7 @@ struct CompactResult {
   bool direct_reads = false;   // GPU executor: inputs read with direct I/O (--compact-direct-reads)
   std::string device;          // "cpu", the GPU's name, "host-reference" (not a GPU)
   std::string skipped;         // why the executor did not run ("" when it ran)
-  std::string env = "mem";     // "mem" or "disk:<--compact-dir>"
+  std::string env = "mem";     // "mem", "mem-pinned" or "disk:<--compact-dir>"
   std::string fs_type;         // disk: the file system's type (statfs), e.g. "ext4"
   // disk: whether the inputs' page cache was dropped before the timed run
   // (every fadvise succeeded and mincore found no input page resident), and

@@ -153,6 +153,13 @@ flags:
                           Options::use_direct_io_for_flush_and_compaction; O_DIRECT on a
                           file system that takes it, with --compact-dir; the CPU executor
                           reads buffered either way) (default false)
+  --compact-pinned-mem BOOL
+                          compact, in memory: the in-memory Env keeps its files in
+                          page-locked memory, in 1 MiB chunks (MemEnvOptions), and lends
+                          them (RandomAccessFile::Lend): the GPU executor copies its input
+                          tables to the device from there, as direct reads from a disk go
+                          by DMA, rather than through its pinned arena; the CPU executor
+                          reads them as any memory (default false)
   --compact-dir PATH      compact: the job's input and output files on the file system
                           under PATH (made if missing; it must hold no table files), the
                           inputs dropped from the page cache before each run, outputs
@@ -223,6 +230,7 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
       {"compact-direct-writes", {true, bool_setter(&f.compact_direct_writes)}},
       {"compact-direct-reads", {true, bool_setter(&f.compact_direct_reads)}},
       {"compact-drop-cache", {true, bool_setter(&f.compact_drop_cache)}},
+      {"compact-pinned-mem", {true, bool_setter(&f.compact_pinned_mem)}},
       {"compact-dir",
        {false,
         [&](const std::string& v) {

@@ -52,6 +52,7 @@ struct BenchFlags {
   bool compact_direct_writes = false;  // --compact-direct-writes: outputs with direct I/O
   bool compact_direct_reads = false;   // --compact-direct-reads: GPU inputs with direct I/O
   bool compact_drop_cache = true;      // --compact-drop-cache: inputs read from the disk
+  bool compact_pinned_mem = false;     // --compact-pinned-mem: the in-memory files page-locked
   std::string compact_dir;  // --compact-dir: the job's files on disk there ("": in memory)
   bool help = false;
 

@@ -79,6 +79,19 @@ namespace gpu {
 
 namespace {
 
+// Whether p lies in page-locked host memory (cudaHostAlloc or
+// cudaHostRegister), which the copy engine reads asynchronously at the
+// bus's rate; a copy from ordinary pages goes through the driver's bounce
+// buffer, synchronously.
+bool PageLocked(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // not sticky
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
 // EncodeBlocks splits a chunk into parts of about kEncodePartBytes of
 // output (at most kEncodeParts), each copied back while the next one's
 // kernel runs.
@@ -177,17 +190,27 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
+  Status StageRange(uint64_t offset, uint64_t size) override {
+    return StageCopy(offset, staged_arena_ + offset, size);
+  }
+
+  bool CanStageFrom(const uint8_t* src, uint64_t size) override {
+    return size == 0 || (PageLocked(src) && PageLocked(src + size - 1));
+  }
+  Status StageFrom(uint64_t offset, const uint8_t* src, uint64_t size) override {
+    return StageCopy(offset, src, size);
+  }
+
   // One copy on the stream between a pair of events (their elapsed times
   // sum to the staged copies' device time in DecodeKeys).
-  Status StageRange(uint64_t offset, uint64_t size) override {
+  Status StageCopy(uint64_t offset, const uint8_t* src, uint64_t size) {
     Status s = staged_.Add(offset, size);
     if (!s.ok()) return s;
     const size_t k = 2 * (staged_.ranges() - 1);
     cudaError_t e = GrowEvents(&stage_events_, k + 2, cudaEventDefault);
     if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k], stream_);
     if (e == cudaSuccess && size > 0) {
-      e = cudaMemcpyAsync(dev_.arena + offset, staged_arena_ + offset, size, cudaMemcpyHostToDevice,
-                          stream_);
+      e = cudaMemcpyAsync(dev_.arena + offset, src, size, cudaMemcpyHostToDevice, stream_);
     }
     if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k + 1], stream_);
     if (e != cudaSuccess) {
@@ -1704,7 +1727,7 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, EncodeBlocksKernel, kThreads, 0);
   const unsigned int max_blocks = static_cast<unsigned int>(std::max(1, sms) * std::max(1, per_sm));
   cudaGetLastError();
-  SetPinnedHostMemory(PinnedHostMemory{&PinnedAllocate, &PinnedFree});
+  InstallPinnedHostMemory();
   // What the process's executors may hold at once on this device: the most
   // one job may be given (device_memory_fraction is clamped to 0.95) of
   // the memory free now (DeviceMemoryLedger keeps the largest of these

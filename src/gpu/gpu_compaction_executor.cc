@@ -465,6 +465,8 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
     s = gpu::DecodeInputTables(spec, device_.get(), chunk ? &chunk->range : nullptr, &input,
                                /*keys_only=*/!device_encode, &result->stage_micros, cpu.helpers());
   }
+  // DecodeKeys (or the cancelled staging) drained the copies from lent files.
+  input.lent_files.clear();
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n - input.out_of_range;

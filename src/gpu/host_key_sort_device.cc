@@ -29,16 +29,31 @@ class HostKeySortDevice final : public KeySortDevice {
 
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
     CancelStaging();
-    return arena_.Get(bytes, "alloc", arena);
+    host_arena_ = nullptr;
+    Status s = arena_.Get(bytes, "alloc", arena);
+    if (s.ok()) host_arena_ = *arena;
+    return s;
   }
 
   // Nothing to copy: only the bookkeeping, so the contract is tested.
   Status BeginStaging(const uint8_t* arena, uint64_t size) override {
     held_.Release();  // as the CUDA device frees what an earlier job left
     staged_.Begin(arena, size);
+    staged_into_ = arena == host_arena_ ? host_arena_ : nullptr;
     return Status::OK();
   }
   Status StageRange(uint64_t offset, uint64_t size) override { return staged_.Add(offset, size); }
+  // The arena is this device's memory: lent bytes are copied into it, so
+  // every later stage reads them there (and the lending path runs in CI).
+  bool CanStageFrom(const uint8_t* /*src*/, uint64_t /*size*/) override { return true; }
+  Status StageFrom(uint64_t offset, const uint8_t* src, uint64_t size) override {
+    if (staged_into_ == nullptr) {
+      return Status::InvalidArgument("gpu: copy_in: StageFrom into an arena not from HostArena");
+    }
+    Status s = staged_.Add(offset, size);
+    if (s.ok() && size > 0) std::memcpy(staged_into_ + offset, src, size);
+    return s;
+  }
   void CancelStaging() override { staged_.Reset(); }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
     return key_arena_.Get(bytes, "alloc", arena);
@@ -340,7 +355,9 @@ class HostKeySortDevice final : public KeySortDevice {
   Buffer out_;
   std::vector<uint8_t> device_out_;  // EncodeBlocks' output, as on a device
   HeldInput held_;
-  StagedArena staged_;  // BeginStaging .. DecodeKeys or CancelStaging
+  StagedArena staged_;              // BeginStaging .. DecodeKeys or CancelStaging
+  uint8_t* host_arena_ = nullptr;   // HostArena's buffer
+  uint8_t* staged_into_ = nullptr;  // the staged arena, when it is host_arena_
   // Run's plan inputs, and the entries and kept order EncodeBlocks reads.
   static constexpr uint64_t kPlanStretch = 1000;  // WaitPlan
   std::vector<PlanEntry> plan_;

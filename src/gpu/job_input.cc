@@ -70,14 +70,58 @@ Status ReadPiece(const RandomAccessFile& file, const std::string& fname, const T
   return Status::OK();
 }
 
+// A table's bytes as TableDecoder reads them, from the first byte of the
+// part read: in the file arena, or in place in the pieces its Env lent
+// (RandomAccessFile::Lend, an in-memory Env). At(at, n, scratch) gives
+// [at, at + n) contiguously: in place when one piece holds it, else
+// copied into *scratch (a block across two of the Env's chunks); nullptr
+// when the range passes the end of the part.
+class TableBytes {
+ public:
+  TableBytes(const uint8_t* base, uint64_t size)
+      : base_(reinterpret_cast<const char*>(base)), size_(size) {}
+  explicit TableBytes(const std::vector<Slice>& pieces) : pieces_(&pieces) {
+    starts_.reserve(pieces.size());
+    for (const Slice& p : pieces) {
+      starts_.push_back(size_);
+      size_ += p.size();
+    }
+  }
+
+  const char* At(uint64_t at, uint64_t n, std::string* scratch) const {
+    if (at > size_ || n > size_ - at) return nullptr;
+    if (pieces_ == nullptr) return base_ + at;
+    // The last piece starting at or before `at`.
+    size_t i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), at) -
+                                   starts_.begin()) -
+               1;
+    const uint64_t in_piece = at - starts_[i];
+    if (n <= (*pieces_)[i].size() - in_piece) return (*pieces_)[i].data() + in_piece;
+    scratch->resize(static_cast<size_t>(n));
+    for (uint64_t done = 0; done < n; ++i) {
+      const uint64_t from = done == 0 ? in_piece : 0;
+      const uint64_t m = std::min<uint64_t>(n - done, (*pieces_)[i].size() - from);
+      std::memcpy(scratch->data() + done, (*pieces_)[i].data() + from, static_cast<size_t>(m));
+      done += m;
+    }
+    return scratch->data();
+  }
+
+ private:
+  const char* base_ = nullptr;
+  const std::vector<Slice>* pieces_ = nullptr;
+  std::vector<uint64_t> starts_;  // each piece's first byte in the part
+  uint64_t size_ = 0;
+};
+
 // Finds and validates a table's blocks: the index block (CRC checked here),
 // every data block's layout and the spans the device checksums (data,
 // filter, properties), into *out. A table part (a chunk's) validates only
 // its listed data blocks (DecodeBlocks).
 class TableDecoder {
  public:
-  TableDecoder(const uint8_t* arena, const InputTable& t, TableBlocks* out)
-      : base_(reinterpret_cast<const char*>(arena + t.offset)), table_(t), out_(out) {}
+  TableDecoder(const TableBytes& bytes, const InputTable& t, TableBlocks* out)
+      : bytes_(bytes), table_(t), out_(out) {}
 
   // The data blocks of a part read from file offset table_.file_offset.
   Status DecodeBlocks(const std::vector<BlockHandle>& blocks) {
@@ -97,12 +141,16 @@ class TableDecoder {
     const uint64_t size = table_.size;
     if (size < Footer::kEncodedLength) return Corrupt("table file too short");
     Footer footer;
-    Status s = footer.DecodeFrom(
-        Slice(base_ + size - Footer::kEncodedLength, Footer::kEncodedLength), size);
+    std::string footer_scratch;
+    const char* footer_bytes =
+        bytes_.At(size - Footer::kEncodedLength, Footer::kEncodedLength, &footer_scratch);
+    Status s = footer.DecodeFrom(Slice(footer_bytes, Footer::kEncodedLength), size);
     if (!s.ok()) return Corrupt(s);
     // The CPU needs the index block before anything goes to the device, so
     // its CRC is checked here; it is read in place (borrowed from the arena).
-    const char* index = base_ + footer.index_handle.offset;
+    const char* index = bytes_.At(footer.index_handle.offset,
+                                  footer.index_handle.size + kBlockTrailerSize, &index_scratch_);
+    if (index == nullptr) return Corrupt("index block outside the file");
     s = CheckBlockTrailer(index, static_cast<size_t>(footer.index_handle.size),
                           /*verify_checksum=*/true);
     if (!s.ok()) return Corrupt(s);
@@ -132,11 +180,13 @@ class TableDecoder {
   // REQUIRES: h and its trailer lie inside the part read.
   Status AddDataBlock(const BlockHandle& h) {
     const uint64_t at = h.offset - table_.file_offset;  // in the part
-    if (base_[at + h.size] != 0) return Corrupt("unsupported compression");
+    const char* contents = bytes_.At(at, h.size + kBlockTrailerSize, &block_scratch_);
+    if (contents == nullptr) return Corrupt("data block outside the part read");
+    if (contents[h.size] != 0) return Corrupt("unsupported compression");
     InputDataBlock block;
     block.offset = table_.offset + at;
     block.table = table_.number;
-    Status s = Block::Validate(Slice(base_ + at, h.size), &block.layout);
+    Status s = Block::Validate(Slice(contents, h.size), &block.layout);
     if (!s.ok()) return Corrupt(s);
     // Keys of a block are distinct and share the prefix, so at most one
     // suffix is empty: this bounds the key arena by the file bytes' square.
@@ -159,9 +209,11 @@ class TableDecoder {
     return Status::OK();
   }
 
-  const char* const base_;
+  const TableBytes& bytes_;
   const InputTable& table_;
   TableBlocks* const out_;
+  std::string index_scratch_;  // the index block, when it lies across lent pieces
+  std::string block_scratch_;  // likewise a data block
 };
 
 }  // namespace
@@ -221,6 +273,7 @@ const InputTable& JobInput::TableAt(uint64_t offset) const {
 void JobInput::Clear() {
   tables.clear();
   table_blocks.clear();
+  lent_files.clear();
   keys.arena = nullptr;
   keys.arena_size = 0;
   keys.key_arena = nullptr;
@@ -307,6 +360,13 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   input->keys.arena_size = total;
   // Without a device arena (a device failure) DecodeKeys uploads the arena.
   bool staging = stage && device->BeginStaging(arena, total).ok();
+  // A whole table whose Env lends its bytes in memory the device copies
+  // from (an in-memory Env in page-locked memory: RandomAccessFile::Lend,
+  // KeySortDevice::CanStageFrom) is not read: the device copies it from
+  // the Env's memory and the CPU validates it there, so its bytes cross the
+  // host's memory once, not three times (read out, written into the arena,
+  // read by the copy engine). A chunk's parts and direct reads are read.
+  const bool try_lend = staging && !direct && parts == nullptr;
   std::mutex stage_mu;  // StageRange calls must not overlap (the stream is shared)
   // The files on several threads, each into its own part of the arena, in
   // pieces of kReadChunk bytes (one work item each, in file order, so the
@@ -319,6 +379,8 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     std::unique_ptr<RandomAccessFile> file;
     std::atomic<uint64_t> pieces_left{0};
     FirstFailure failure;
+    bool lent = false;          // set at the open: its bytes are `pieces`, not read
+    std::vector<Slice> pieces;  // the Env's memory, covering [r.file_offset, + r.needed)
   };
   std::vector<TableReading> reading(nt);
   // A read's pieces cover the bytes that must exist (the last one reads on
@@ -336,23 +398,45 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     const std::string fname = TableFileName(spec.dbname, t.number);
     std::call_once(tr.open, [&] {
       tr.failure.Add(spec.env->NewRandomAccessFile(fname, file_options, &tr.file));
+      // Lent only whole (a table too short for its metadata is read, and
+      // fails there); the pieces' stageability is asked under stage_mu.
+      if (try_lend && tr.failure.ok() && tr.file->Lend(r.file_offset, r.needed, &tr.pieces).ok()) {
+        std::lock_guard<std::mutex> l(stage_mu);
+        tr.lent = std::all_of(tr.pieces.begin(), tr.pieces.end(), [&](const Slice& p) {
+          return device->CanStageFrom(reinterpret_cast<const uint8_t*>(p.data()), p.size());
+        });
+      }
     });
-    if (tr.failure.ok()) {
+    if (tr.failure.ok() && !tr.lent) {
       tr.failure.Add(ReadPiece(*tr.file, fname, r, k - pieces.begin(i), arena + r.arena_offset));
     }
     // The last piece done: every other piece's read happened before.
     if (tr.pieces_left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    tr.file.reset();
+    // A lent table's file keeps its pieces valid until the copies are done
+    // (JobInput::lent_files).
+    if (!tr.lent) tr.file.reset();
     if (!tr.failure.ok()) return;
     {
       std::lock_guard<std::mutex> l(stage_mu);
-      // A failed StageRange cancelled the staging: later files are not staged.
-      // The table's whole span (with direct reads, its padding too).
-      if (staging) staging = device->StageRange(r.arena_offset, r.size).ok();
+      // A failed StageRange or StageFrom cancelled the staging: later files
+      // are not staged. The table's whole span (with direct reads, its
+      // padding too); a lent table's pieces, one after the other.
+      if (staging && tr.lent) {
+        uint64_t at = r.arena_offset;
+        for (const Slice& p : tr.pieces) {
+          staging =
+              device->StageFrom(at, reinterpret_cast<const uint8_t*>(p.data()), p.size()).ok();
+          if (!staging) break;
+          at += p.size();
+        }
+      } else if (staging) {
+        staging = device->StageRange(r.arena_offset, r.size).ok();
+      }
     }
     TableBlocks& found = input->table_blocks[i];
     const double cpu0 = ThreadCpuSeconds();
-    TableDecoder decoder(arena, t, &found);
+    const TableBytes bytes = tr.lent ? TableBytes(tr.pieces) : TableBytes(arena + t.offset, t.size);
+    TableDecoder decoder(bytes, t, &found);
     found.status = parts == nullptr ? decoder.Decode() : decoder.DecodeBlocks((*parts)[i].blocks);
     found.validate_cpu_seconds = ThreadCpuSeconds() - cpu0;
     if (!stage && found.status.ok()) {
@@ -376,6 +460,22 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       device->CancelStaging();
       return tr.failure.status();
     }
+  }
+  // The staging failed (and was cancelled, so no copy from a lent piece is
+  // in flight): DecodeKeys uploads the host arena, which must then hold the
+  // lent tables too.
+  if (!staging) {
+    *helper_cpu_seconds += ParallelFor(nt, FileThreads(nt), [&](size_t i) {
+      if (!reading[i].lent) return;
+      uint8_t* at = arena + reads[i].arena_offset;
+      for (const Slice& p : reading[i].pieces) {
+        std::memcpy(at, p.data(), p.size());
+        at += p.size();
+      }
+    });
+  }
+  for (TableReading& tr : reading) {
+    if (tr.lent) input->lent_files.push_back(std::move(tr.file));
   }
   return Status::OK();
 }

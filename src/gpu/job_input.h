@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,10 @@ struct TableBlocks {
 
 struct JobInput {
   std::vector<InputTable> tables;
+  // The files whose bytes the device copies from where their Env keeps
+  // them (ReadInputTables, lent tables): held until those copies are done
+  // (DecodeInputTables returned; the executor then clears them).
+  std::vector<std::unique_ptr<RandomAccessFile>> lent_files;
   std::vector<TableBlocks> table_blocks;  // per table, from ReadInputTables
   KeySortInput keys;                      // arenas, blocks, key offsets, flags, snapshots
   HostVector<uint64_t> value_offset;      // per entry, into the file arena

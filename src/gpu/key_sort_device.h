@@ -551,11 +551,24 @@ class KeySortDevice {
   // it on every failure path before DecodeKeys). Failures: Aborted("gpu:
   // copy_in: ...") for a device error (the staging is then cancelled),
   // InvalidArgument for a range outside the arena or no BeginStaging.
-  // Thread safety: StageRange may be called from any thread, but calls must
-  // not overlap each other or any other call (ReadInputTables holds a
-  // mutex around them).
+  // StageFrom stages arena[offset, offset + size) from src instead: bytes
+  // equal to those the arena would hold there (a table lent in place by
+  // an in-memory Env, RandomAccessFile::Lend), which src must keep until
+  // DecodeKeys or CancelStaging returns. The CUDA device copies from src
+  // and leaves that range of the host arena unwritten, so the caller
+  // copies src into it before DecodeKeys should the staging not cover the
+  // arena (ReadInputTables); the host reference copies src into the
+  // arena. CanStageFrom(src, size): whether StageFrom may be given
+  // src[0, size) (the CUDA device: page-locked memory, which the copy
+  // engine reads at the bus's rate; else the caller copies into the arena
+  // and calls StageRange).
+  // Thread safety: StageRange and StageFrom may be called from any thread,
+  // but calls must not overlap each other or any other call
+  // (ReadInputTables holds a mutex around them).
   virtual Status BeginStaging(const uint8_t* arena, uint64_t size) = 0;
   virtual Status StageRange(uint64_t offset, uint64_t size) = 0;
+  virtual bool CanStageFrom(const uint8_t* src, uint64_t size) = 0;
+  virtual Status StageFrom(uint64_t offset, const uint8_t* src, uint64_t size) = 0;
   virtual void CancelStaging() = 0;
 
   // The same for the key arena, a separate buffer (HostArena's stays valid).

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpu/cuda_support.h"
+#include "gpu/host_vector.h"
 #include "gpu/pinned_pool.h"
 #include "util/align.h"
 #include "util/huge_pages.h"
@@ -59,6 +60,10 @@ void* PinnedAllocate(size_t bytes) {
   return p;
 }
 void PinnedFree(void* p, size_t bytes) { PinnedUnmap(p, bytes); }
+
+void InstallPinnedHostMemory() {
+  SetPinnedHostMemory(PinnedHostMemory{&PinnedAllocate, &PinnedFree});
+}
 
 namespace {
 

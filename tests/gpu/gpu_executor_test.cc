@@ -27,6 +27,7 @@
 #include "gpu/gpu_test_util.h"
 #include "gpu/job_input.h"
 #include "gpu/key_sort_device.h"
+#include "gpu/pinned_file_memory.h"
 #include "table/block_builder.h"
 #include "testutil/test_util.h"
 #include "util/coding.h"
@@ -45,8 +46,13 @@ struct InjectionGuard {
 
 // What the jobs did with the staging calls (key_sort_device.h).
 struct StagingCounts {
-  int begins = 0;          // BeginStaging calls that returned OK
-  int ranges = 0;          // StageRange calls that returned OK
+  int begins = 0;             // BeginStaging calls that returned OK
+  int ranges = 0;             // StageRange calls that returned OK
+  int lent_pieces = 0;        // StageFrom calls that returned OK (lent input bytes)
+  uint64_t staged_bytes = 0;  // bytes staged by both, OK calls
+  uint64_t lent_bytes = 0;    // bytes staged by StageFrom, OK calls
+  int fail_stage_from = 0;    // when not 0: StageFrom call number fail_stage_from fails
+  int stage_from_calls = 0;
   bool pending = false;    // a device arena staged, neither taken by DecodeKeys nor cancelled
   int runs = 0;            // Run calls (one per job, or per chunk of a chunked job)
   int fail_run = 0;        // when not 0: Run call number fail_run (from 1) returns Aborted
@@ -94,9 +100,30 @@ class CountingDevice final : public gpu::KeySortDevice {
     staging_->pending = s.ok();
     return s;
   }
+  bool CanStageFrom(const uint8_t* src, uint64_t size) override {
+    return inner_->CanStageFrom(src, size);
+  }
+  // A failure injected here cancels the staging, as a device error does.
+  Status StageFrom(uint64_t offset, const uint8_t* src, uint64_t size) override {
+    if (++staging_->stage_from_calls == staging_->fail_stage_from) {
+      inner_->CancelStaging();
+      staging_->pending = false;
+      return Status::Aborted("gpu: copy_in: failure injected by the test at StageFrom");
+    }
+    Status s = inner_->StageFrom(offset, src, size);
+    if (s.ok()) {
+      ++staging_->lent_pieces;
+      staging_->staged_bytes += size;
+      staging_->lent_bytes += size;
+    } else {
+      staging_->pending = false;
+    }
+    return s;
+  }
   Status StageRange(uint64_t offset, uint64_t size) override {
     Status s = inner_->StageRange(offset, size);
     if (s.ok()) ++staging_->ranges;
+    if (s.ok()) staging_->staged_bytes += size;
     if (offset % kDirectIoAlignment != 0 || size % kDirectIoAlignment != 0) {
       ++staging_->unaligned_ranges;
     }
@@ -702,7 +729,10 @@ TEST_P(GpuExecutorTest, FailureAfterStagedFilesFreesTheStagingAndNextJobWorks) {
       ASSERT_TRUE(ReadFileToString(env_.get(), fname, &bytes).ok());
       for (size_t i = bytes.size() - 8; i < bytes.size(); ++i) bytes[i] = 0;  // the magic
       ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
-      const Status s = Run(gpu_.get(), job, &result, &out);
+      // Through the fault Env, whose files lend nothing: every file is read
+      // and staged by StageRange.
+      const Status s =
+          test::RunAndCapture(gpu_.get(), &faults, dbname_, topt_, &icmp_, job, &result, &out);
       EXPECT_TRUE(s.IsCorruption()) << s.ToString();
       EXPECT_NE(std::string::npos,
                 s.ToString().find("table file " + std::to_string(victim->number)))
@@ -795,6 +825,8 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
     const int calls_before = encode_calls_;
     const int ranges_before = staging_.ranges;
+    const uint64_t staged_before = staging_.staged_bytes;
+    const uint64_t lent_before = staging_.lent_bytes;
     const int unaligned_before = staging_.unaligned_ranges;
     const int keys_only_before = staging_.keys_only_decodes;
     Status s = Run(gpu, job, &gpu_result, &gpu_files);
@@ -805,11 +837,26 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
       EXPECT_EQ(unaligned_before, staging_.unaligned_ranges);
     }
     if (iter % 2 == 0) {
-      // Device-encode mode: every input file was staged as it was read,
-      // DecodeKeys took the staged arena instead of uploading it
-      // (copy_in_wait), and the device checksummed the blocks.
-      EXPECT_EQ(job.compaction->num_input_files(0) + job.compaction->num_input_files(1),
-                staging_.ranges - ranges_before);
+      // Device-encode mode: every input file was staged as it was read
+      // (direct reads: its aligned span, one range each), or staged from
+      // the in-memory Env's own bytes without a read (the host reference
+      // device takes every lent table; the CUDA device none of this Env's,
+      // which are not page-locked), DecodeKeys took the staged arena
+      // instead of uploading it (copy_in_wait), and the device checksummed
+      // the blocks.
+      const uint64_t lent = staging_.lent_bytes - lent_before;
+      if (topt_.direct_compaction_reads) {
+        EXPECT_EQ(job.compaction->num_input_files(0) + job.compaction->num_input_files(1),
+                  staging_.ranges - ranges_before);
+        EXPECT_EQ(0u, lent);
+      } else {
+        uint64_t input_bytes = 0;
+        for (int which = 0; which < 2; ++which) {
+          for (const FileMetaPtr& f : job.compaction->inputs(which)) input_bytes += f->file_size;
+        }
+        EXPECT_EQ(input_bytes, staging_.staged_bytes - staged_before);
+        EXPECT_EQ(GetParam() == "host" ? input_bytes : 0u, lent);
+      }
       EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
       EXPECT_LT(0u, staging_.run_blocks);
       EXPECT_FALSE(gpu_result.stage_micros.count("verify_cpu"));
@@ -1197,6 +1244,58 @@ TEST_P(GpuExecutorTest, OutputRingByteIdenticalToCpu) {
     }
   }
   topt_.use_direct_writes = false;
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
+// An in-memory Env lends its files' bytes (RandomAccessFile::Lend), here
+// from page-locked chunks of 4 KiB (gpu::NewPinnedFileMemory), so data and
+// index blocks lie across chunk boundaries: the device stages every table
+// from the Env's chunks (StageFrom) without a read, the CPU validates it
+// there, and the output equals the CPU executor's. When a StageFrom fails
+// midway (odd iterations) the staging is cancelled, the executor copies
+// the lent tables into the host arena and DecodeKeys uploads it: the same
+// output.
+TEST_P(GpuExecutorTest, LentInputsByteIdenticalToCpu) {
+  MemEnvOptions mem;
+  mem.chunk_bytes = 4096;
+  mem.memory = gpu::NewPinnedFileMemory();
+  env_ = NewMemEnv(Env::Default(), mem);
+  ASSERT_TRUE(env_->CreateDir(dbname_).ok());
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);  // staged: device-encode mode
+  Random rnd(test::TestSeed());
+  for (int iter = 0; iter < 6; ++iter) {
+    const bool fail = iter % 2 == 1;
+    SCOPED_TRACE("iteration " + std::to_string(iter) + (fail ? ", StageFrom 2 fails" : ""));
+    test::GpuJobShape shape;
+    shape.allow_long_values = false;
+    const test::GpuJob job = NewJob(&rnd, shape);
+    uint64_t input_bytes = 0;
+    for (int which = 0; which < 2; ++which) {
+      for (const FileMetaPtr& f : job.compaction->inputs(which)) input_bytes += f->file_size;
+    }
+    const uint64_t lent_before = staging_.lent_bytes;
+    const int pieces_before = staging_.lent_pieces;
+    const int ranges_before = staging_.ranges;
+    staging_.stage_from_calls = 0;
+    staging_.fail_stage_from = fail ? 2 : 0;
+    CompactionJobResult gpu_result, cpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
+    staging_.fail_stage_from = 0;
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(ranges_before, staging_.ranges);  // nothing was read and staged
+    if (fail) {
+      EXPECT_EQ(1, staging_.lent_pieces - pieces_before);           // the first, then none
+      EXPECT_FALSE(gpu_result.stage_micros.count("copy_in_wait"));  // uploaded whole
+    } else {
+      EXPECT_EQ(input_bytes, staging_.lent_bytes - lent_before);
+      EXPECT_LT(static_cast<int>(input_bytes / 4096), staging_.lent_pieces - pieces_before);
+      EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
+    }
+    EXPECT_FALSE(staging_.pending);
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+    if (HasFatalFailure()) break;
+  }
   ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
