@@ -155,7 +155,7 @@ flags:
                           reads buffered either way) (default false)
   --compact-pinned-mem BOOL
                           compact, in memory: the in-memory Env keeps its files in
-                          page-locked memory, in 1 MiB chunks (MemEnvOptions), and lends
+                          page-locked memory, in 4 MiB chunks (MemEnvOptions), and lends
                           them (RandomAccessFile::Lend): the GPU executor copies its input
                           tables to the device from there, as direct reads from a disk go
                           by DMA, rather than through its pinned arena; the CPU executor

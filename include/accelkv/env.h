@@ -55,6 +55,12 @@ class RandomAccessFile {
   }
 };
 
+// A part of a file's bytes lent for writing in place (WritableFile::LendPrepared).
+struct WritablePiece {
+  char* data = nullptr;
+  size_t size = 0;
+};
+
 // A file written sequentially. Appended data is durable only after Sync().
 class WritableFile {
  public:
@@ -82,6 +88,17 @@ class WritableFile {
   }
   virtual Status WriteAt(uint64_t /*offset*/, const Slice& /*data*/) {
     return Status::NotSupported("positioned writes");
+  }
+  // After PrepareWriteAt(size): lends the file's bytes [0, size) in place,
+  // *pieces in file order, for a writer that fills them itself (the GPU
+  // executor's copies back from the device): what it puts there is the
+  // file's content, as if written by WriteAt, and the same rules hold
+  // (disjoint ranges from several threads, then Sync and Close). Valid
+  // until Close. The default, for Envs whose files are not in memory,
+  // returns NotSupported: the caller writes.
+  virtual Status LendPrepared(std::vector<WritablePiece>* pieces) {
+    pieces->clear();
+    return Status::NotSupported("lending a file's bytes");
   }
 };
 

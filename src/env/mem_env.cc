@@ -18,7 +18,8 @@
 // - File bytes live in chunks (MemEnvOptions::chunk_bytes, 64 KiB, from
 //   MemEnvOptions::memory or the heap); those of removed or truncated files
 //   are kept (up to 512 MiB) for later appends (ChunkPool).
-// - RandomAccessFile::Lend hands out the chunks' parts of a range in place.
+// - RandomAccessFile::Lend hands out the chunks' parts of a range in place,
+//   WritableFile::LendPrepared those of a prepared file, for writing.
 //
 // Thread safety: the Env is safe for concurrent use (one mutex over the name
 // maps, one per FileState over its bytes, shared by its reads and
@@ -192,6 +193,14 @@ class FileState {
                  [&](const char* chunk, size_t, size_t m) { pieces->emplace_back(chunk, m); });
     return true;
   }
+  // Every chunk's part of the file, in place, for writing (LendPrepared).
+  void LendAll(std::vector<WritablePiece>* pieces) EXCLUDES(mu_) {
+    pieces->clear();
+    std::shared_lock<std::shared_mutex> l(mu_);
+    ForEachPiece(0, static_cast<size_t>(size_), [&](char* chunk, size_t, size_t m) {
+      pieces->push_back(WritablePiece{chunk, m});
+    });
+  }
   // Copies up to n bytes at offset into scratch; *result = the bytes read.
   // Reads share the lock with each other and with WriteAt.
   void Read(uint64_t offset, size_t n, Slice* result, char* scratch) const EXCLUDES(mu_) {
@@ -291,6 +300,13 @@ class MemWritableFile final : public WritableFile {
     if (!file_->WriteAt(offset, data)) {
       return Status::InvalidArgument(fname_, "WriteAt past the prepared size");
     }
+    return Status::OK();
+  }
+  Status LendPrepared(std::vector<WritablePiece>* pieces) override {
+    pieces->clear();
+    if (file_ == nullptr) return Status::IOError(fname_, "LendPrepared on closed file");
+    if (!positioned_) return Status::InvalidArgument(fname_, "LendPrepared before PrepareWriteAt");
+    file_->LendAll(pieces);
     return Status::OK();
   }
   Status Flush() override { return Check("flush of closed file"); }

@@ -191,26 +191,35 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   Status StageRange(uint64_t offset, uint64_t size) override {
-    return StageCopy(offset, staged_arena_ + offset, size);
+    const Slice range(reinterpret_cast<const char*>(staged_arena_ + offset), size);
+    return StageCopies(offset, &range, 1);
   }
 
-  bool CanStageFrom(const uint8_t* src, uint64_t size) override {
+  bool DirectHostMemory(const uint8_t* src, uint64_t size) override {
     return size == 0 || (PageLocked(src) && PageLocked(src + size - 1));
   }
-  Status StageFrom(uint64_t offset, const uint8_t* src, uint64_t size) override {
-    return StageCopy(offset, src, size);
+  Status StageFrom(uint64_t offset, const std::vector<Slice>& pieces) override {
+    return StageCopies(offset, pieces.data(), pieces.size());
   }
 
-  // One copy on the stream between a pair of events (their elapsed times
-  // sum to the staged copies' device time in DecodeKeys).
-  Status StageCopy(uint64_t offset, const uint8_t* src, uint64_t size) {
+  // The n pieces to device arena[offset, ...), one after the other, on the
+  // stream between a pair of events (their elapsed times sum to the staged
+  // copies' device time in DecodeKeys).
+  Status StageCopies(uint64_t offset, const Slice* pieces, size_t n) {
+    uint64_t size = 0;
+    for (size_t i = 0; i < n; ++i) size += pieces[i].size();
     Status s = staged_.Add(offset, size);
     if (!s.ok()) return s;
     const size_t k = 2 * (staged_.ranges() - 1);
     cudaError_t e = GrowEvents(&stage_events_, k + 2, cudaEventDefault);
     if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k], stream_);
-    if (e == cudaSuccess && size > 0) {
-      e = cudaMemcpyAsync(dev_.arena + offset, src, size, cudaMemcpyHostToDevice, stream_);
+    uint64_t at = offset;
+    for (size_t i = 0; i < n && e == cudaSuccess; ++i) {
+      if (pieces[i].size() > 0) {
+        e = cudaMemcpyAsync(dev_.arena + at, pieces[i].data(), pieces[i].size(),
+                            cudaMemcpyHostToDevice, stream_);
+      }
+      at += pieces[i].size();
     }
     if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k + 1], stream_);
     if (e != cudaSuccess) {
@@ -1571,17 +1580,15 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   // Copies dev_.out's spans (offset, size) back to the chunk's place on
-  // the host (output byte x at where.dst + x - where.origin) on
-  // copy_stream_ once what stream_ has queued so far ran (event k); spans
-  // that follow one another in the list and in memory go in one copy. A
-  // span outside the place is an invalid value (nothing copied).
+  // the host (ChunkPlace: a lent extent's memory, else output byte x at
+  // where.dst + x - where.origin) on copy_stream_ once what stream_ has
+  // queued so far ran (event k); spans that follow one another in the list
+  // and in memory go in one copy per part of the place. A span outside
+  // the place is an invalid value (nothing copied).
   cudaError_t CopyBackAfterKernels(const std::vector<std::pair<uint64_t, uint64_t>>& spans,
                                    uint64_t k, const ChunkPlace& where) {
     for (const auto& [begin, size] : spans) {
-      if (begin < where.origin || begin - where.origin > where.size ||
-          size > where.size - (begin - where.origin)) {
-        return cudaErrorInvalidValue;
-      }
+      if (!where.Covers(begin, begin + size)) return cudaErrorInvalidValue;
     }
     cudaError_t e = cudaEventRecord(encode_events_[k], stream_);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(copy_stream_, encode_events_[k], 0);
@@ -1589,8 +1596,11 @@ class CudaKeySortDevice final : public KeySortDevice {
       const uint64_t begin = spans[i].first;
       uint64_t end = begin + spans[i].second;
       for (++i; i < spans.size() && spans[i].first == end; ++i) end += spans[i].second;
-      e = cudaMemcpyAsync(where.dst + (begin - where.origin), dev_.out + begin, end - begin,
-                          cudaMemcpyDeviceToHost, copy_stream_);
+      where.ForEachPart(begin, end, [&](uint8_t* at, uint64_t from, uint64_t n) {
+        if (e == cudaSuccess) {
+          e = cudaMemcpyAsync(at, dev_.out + from, n, cudaMemcpyDeviceToHost, copy_stream_);
+        }
+      });
     }
     return e;
   }

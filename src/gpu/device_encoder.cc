@@ -62,6 +62,37 @@ class TableWrites final : public PendingWrites {
   }
 
   const PlannedTable& table(size_t i) const { return *tables_[i]; }
+  // Lent output: opens table i's file now (before its chunk is encoded)
+  // and, when its Env lends the prepared file's bytes in memory the
+  // device's copies reach directly (WritableFile::LendPrepared,
+  // KeySortDevice::DirectHostMemory), adds them to *where as lent extents
+  // at the table's output offsets: the device's copies back fill the file
+  // in place, and its writer only syncs and closes it. Else the table is
+  // written from the host output buffer, as is every later one of the job
+  // (the first that is not lent ends the lending). Encode thread only.
+  void Lend(size_t i, KeySortDevice* device, ChunkPlace* where) {
+    if (!lending_) return;
+    Written& w = written_[i];
+    std::call_once(w.open, [this, i] { Open(i, /*prepare=*/true); });
+    std::vector<WritablePiece> pieces;
+    uint64_t size = 0;
+    bool direct = w.positioned && w.failure.ok() && w.file->LendPrepared(&pieces).ok();
+    for (size_t k = 0; k < pieces.size() && direct; ++k) {
+      direct = device->DirectHostMemory(reinterpret_cast<const uint8_t*>(pieces[k].data),
+                                        pieces[k].size);
+      size += pieces[k].size;
+    }
+    if (!direct || size != tables_[i]->file_size) {
+      lending_ = false;
+      return;
+    }
+    w.lent = true;
+    uint64_t at = tables_[i]->out_offset;
+    for (const WritablePiece& p : pieces) {
+      where->lent.push_back(PlaceExtent{reinterpret_cast<uint8_t*>(p.data), at, p.size});
+      at += p.size;
+    }
+  }
   // Hands tables [0, end) to the writers.
   void Release(size_t end) {
     if (released_ == 0 && end > 0) first_release_ = std::chrono::steady_clock::now();
@@ -106,8 +137,14 @@ class TableWrites final : public PendingWrites {
           std::chrono::duration_cast<std::chrono::microseconds>(wait_start - first_release_)
               .count());
     }
-    for (size_t i = 0; i < released_; ++i) {
-      if (written_[i].created) result_->outputs.push_back(written_[i].meta);
+    // Tables opened for lending but never released (a failed encode): closed
+    // here; every created file is listed either way.
+    for (size_t i = released_; i < written_.size(); ++i) {
+      if (written_[i].file != nullptr) (void)written_[i].file->Close();
+      written_[i].file.reset();
+    }
+    for (const Written& w : written_) {
+      if (w.created) result_->outputs.push_back(w.meta);
     }
     for (size_t i = 0; i < released_; ++i) {
       if (!written_[i].failure.ok()) return written_[i].failure.status();
@@ -126,6 +163,7 @@ class TableWrites final : public PendingWrites {
     std::once_flag open;                 // the first piece taken opens the file
     std::unique_ptr<WritableFile> file;  // set in open; closed by the last piece
     bool positioned = false;             // the file took PrepareWriteAt
+    bool lent = false;                   // filled in place by the device (Lend)
     bool created = false;
     FileMetaData meta;
     std::atomic<uint64_t> pieces_left{0};
@@ -144,7 +182,8 @@ class TableWrites final : public PendingWrites {
     write_failed_.store(true);
   }
 
-  void Open(size_t i) {
+  // prepare: PrepareWriteAt even for a table of one piece (else appended).
+  void Open(size_t i, bool prepare) {
     const PlannedTable& table = *tables_[i];
     Written& w = written_[i];
     w.meta = OutputFileMeta(numbers_[i], table.file_size, table.props);
@@ -152,7 +191,7 @@ class TableWrites final : public PendingWrites {
                             spec_.table_options, IOPriority::kLow, &w.file);
     if (!s.ok()) return Fail(&w, s);
     w.created = true;
-    if (pieces_.count(i) == 1) return;  // one piece: appended
+    if (pieces_.count(i) == 1 && !prepare) return;
     s = w.file->PrepareWriteAt(table.file_size);
     if (s.ok()) {
       w.positioned = true;
@@ -165,9 +204,9 @@ class TableWrites final : public PendingWrites {
     const size_t i = pieces_.FileOf(k);
     const PlannedTable& table = *tables_[i];
     Written& w = written_[i];
-    std::call_once(w.open, [this, i] { Open(i); });
+    std::call_once(w.open, [this, i] { Open(i, /*prepare=*/false); });
     const char* bytes = reinterpret_cast<const char*>(bytes_[i]);
-    if (w.positioned && w.failure.ok()) {
+    if (w.positioned && !w.lent && w.failure.ok()) {
       const uint64_t at = (k - pieces_.begin(i)) * kWritePieceBytes;
       const Status s =
           w.file->WriteAt(at, Slice(bytes + at, std::min(kWritePieceBytes, table.file_size - at)));
@@ -212,6 +251,7 @@ class TableWrites final : public PendingWrites {
   size_t done_prefix_ = 0;  // tables [0, it) all done; under done_mu_
   std::atomic<bool> write_failed_{false};
   size_t released_ = 0;  // tables handed to the writers
+  bool lending_ = true;  // Lend: no table refused yet (encode thread)
   std::chrono::steady_clock::time_point first_release_;
   std::chrono::steady_clock::time_point encoded_;
   Status encode_status_;
@@ -448,7 +488,11 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
         writes->WaitWritten(chunk_end[c - kOutputRingSlots]);
         slot_wait += MicrosSince(t0);
       }
-      return ChunkPlace{chunk_dst[c], chunk_lo[c], chunk_lo[c + 1] - chunk_lo[c]};
+      ChunkPlace where{chunk_dst[c], chunk_lo[c], chunk_lo[c + 1] - chunk_lo[c], {}};
+      for (size_t i = c == 0 ? 0 : chunk_end[c - 1]; i < chunk_end[c]; ++i) {
+        writes->Lend(i, device, &where);
+      }
+      return where;
     };
     encode_status =
         device->EncodeBlocks(job, chunk_blocks, place, &result->stage_micros, [&](size_t c) {

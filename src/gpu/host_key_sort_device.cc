@@ -45,14 +45,20 @@ class HostKeySortDevice final : public KeySortDevice {
   Status StageRange(uint64_t offset, uint64_t size) override { return staged_.Add(offset, size); }
   // The arena is this device's memory: lent bytes are copied into it, so
   // every later stage reads them there (and the lending path runs in CI).
-  bool CanStageFrom(const uint8_t* /*src*/, uint64_t /*size*/) override { return true; }
-  Status StageFrom(uint64_t offset, const uint8_t* src, uint64_t size) override {
+  bool DirectHostMemory(const uint8_t* /*src*/, uint64_t /*size*/) override { return true; }
+  Status StageFrom(uint64_t offset, const std::vector<Slice>& pieces) override {
     if (staged_into_ == nullptr) {
       return Status::InvalidArgument("gpu: copy_in: StageFrom into an arena not from HostArena");
     }
+    uint64_t size = 0;
+    for (const Slice& p : pieces) size += p.size();
     Status s = staged_.Add(offset, size);
-    if (s.ok() && size > 0) std::memcpy(staged_into_ + offset, src, size);
-    return s;
+    if (!s.ok()) return s;
+    for (const Slice& p : pieces) {
+      if (p.size() > 0) std::memcpy(staged_into_ + offset, p.data(), p.size());
+      offset += p.size();
+    }
+    return Status::OK();
   }
   void CancelStaging() override { staged_.Reset(); }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
@@ -86,7 +92,7 @@ class HostKeySortDevice final : public KeySortDevice {
       uint64_t begin = 0;
       uint64_t end = 0;
       ChunkExtent(job, chunks[c].first, chunks[c].second, &begin, &end);
-      if (end > begin && (begin < where.origin || end - where.origin > where.size)) {
+      if (!where.Covers(begin, end)) {
         s = Status::Aborted("gpu: encode: a chunk's bytes lie outside its place");
         break;
       }
@@ -94,9 +100,9 @@ class HostKeySortDevice final : public KeySortDevice {
       // mode runs the same on several).
       const auto t = std::chrono::steady_clock::now();
       EncodeOnHost(job, src, chunks[c].first, chunks[c].second, device_out_.data(), 1);
-      if (end > begin) {
-        std::memcpy(where.dst + (begin - where.origin), device_out_.data() + begin, end - begin);
-      }
+      where.ForEachPart(begin, end, [&](uint8_t* at, uint64_t from, uint64_t n) {
+        std::memcpy(at, device_out_.data() + from, n);
+      });
       (*stage_micros)["gpu_encode"] += MicrosSince(t);
       if (!landed(c)) break;
     }

@@ -362,7 +362,7 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   bool staging = stage && device->BeginStaging(arena, total).ok();
   // A whole table whose Env lends its bytes in memory the device copies
   // from (an in-memory Env in page-locked memory: RandomAccessFile::Lend,
-  // KeySortDevice::CanStageFrom) is not read: the device copies it from
+  // KeySortDevice::DirectHostMemory) is not read: the device copies it from
   // the Env's memory and the CPU validates it there, so its bytes cross the
   // host's memory once, not three times (read out, written into the arena,
   // read by the copy engine). A chunk's parts and direct reads are read.
@@ -403,7 +403,7 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       if (try_lend && tr.failure.ok() && tr.file->Lend(r.file_offset, r.needed, &tr.pieces).ok()) {
         std::lock_guard<std::mutex> l(stage_mu);
         tr.lent = std::all_of(tr.pieces.begin(), tr.pieces.end(), [&](const Slice& p) {
-          return device->CanStageFrom(reinterpret_cast<const uint8_t*>(p.data()), p.size());
+          return device->DirectHostMemory(reinterpret_cast<const uint8_t*>(p.data()), p.size());
         });
       }
     });
@@ -420,15 +420,9 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       std::lock_guard<std::mutex> l(stage_mu);
       // A failed StageRange or StageFrom cancelled the staging: later files
       // are not staged. The table's whole span (with direct reads, its
-      // padding too); a lent table's pieces, one after the other.
+      // padding too), or a lent table's pieces.
       if (staging && tr.lent) {
-        uint64_t at = r.arena_offset;
-        for (const Slice& p : tr.pieces) {
-          staging =
-              device->StageFrom(at, reinterpret_cast<const uint8_t*>(p.data()), p.size()).ok();
-          if (!staging) break;
-          at += p.size();
-        }
+        staging = device->StageFrom(r.arena_offset, tr.pieces).ok();
       } else if (staging) {
         staging = device->StageRange(r.arena_offset, r.size).ok();
       }

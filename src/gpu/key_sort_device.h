@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "accelkv/slice.h"
 #include "accelkv/status.h"
 #include "gpu/decode_common.h"
 #include "gpu/encode_common.h"
@@ -514,13 +515,56 @@ class StagedArena {
   bool active_ = false;
 };
 
+// Output bytes [origin, origin + size) at dst[0, size).
+struct PlaceExtent {
+  uint8_t* dst = nullptr;
+  uint64_t origin = 0;
+  uint64_t size = 0;
+};
+
 // Where KeySortDevice::EncodeBlocks puts a chunk's bytes on the host: the
-// job's output bytes [origin, origin + size) at dst[0, size). The whole
-// output at one place is {out, 0, job.out_size}.
+// job's output bytes [origin, origin + size) at dst[0, size), but those of
+// the lent extents there instead (an output table's file lent in place by
+// its Env, WritableFile::LendPrepared; in ascending origin order, not
+// overlapping, in memory the device's copies reach directly:
+// KeySortDevice::DirectHostMemory). The whole output at one place is
+// {out, 0, job.out_size}.
 struct ChunkPlace {
   uint8_t* dst = nullptr;
   uint64_t origin = 0;
   uint64_t size = 0;
+  std::vector<PlaceExtent> lent;
+
+  // Whether every output byte of [begin, end) has a place.
+  bool Covers(uint64_t begin, uint64_t end) const {
+    bool covered = true;
+    ForEachPart(begin, end, [&](uint8_t* at, uint64_t, uint64_t) { covered &= at != nullptr; });
+    return covered;
+  }
+  // Calls fn(host address or nullptr where none, output offset, bytes) for
+  // the parts of output bytes [begin, end), in order: the lent extents'
+  // parts, and between them dst's.
+  template <typename Fn>
+  void ForEachPart(uint64_t begin, uint64_t end, Fn&& fn) const {
+    auto at_dst = [&](uint64_t from, uint64_t to) {
+      if (from >= to) return;
+      const bool inside = from >= origin && to - origin <= size;
+      fn(inside ? dst + (from - origin) : nullptr, from, to - from);
+    };
+    // The first extent ending after begin.
+    auto it =
+        std::upper_bound(lent.begin(), lent.end(), begin,
+                         [](uint64_t x, const PlaceExtent& e) { return x < e.origin + e.size; });
+    uint64_t at = begin;
+    for (; it != lent.end() && it->origin < end; ++it) {
+      at_dst(at, std::min(it->origin, end));
+      const uint64_t from = std::max(at, it->origin);
+      const uint64_t to = std::min(end, it->origin + it->size);
+      fn(it->dst + (from - it->origin), from, to - from);
+      at = to;
+    }
+    at_dst(at, end);
+  }
 };
 using ChunkPlacer = std::function<ChunkPlace(size_t chunk)>;
 
@@ -551,24 +595,27 @@ class KeySortDevice {
   // it on every failure path before DecodeKeys). Failures: Aborted("gpu:
   // copy_in: ...") for a device error (the staging is then cancelled),
   // InvalidArgument for a range outside the arena or no BeginStaging.
-  // StageFrom stages arena[offset, offset + size) from src instead: bytes
-  // equal to those the arena would hold there (a table lent in place by
-  // an in-memory Env, RandomAccessFile::Lend), which src must keep until
-  // DecodeKeys or CancelStaging returns. The CUDA device copies from src
-  // and leaves that range of the host arena unwritten, so the caller
-  // copies src into it before DecodeKeys should the staging not cover the
-  // arena (ReadInputTables); the host reference copies src into the
-  // arena. CanStageFrom(src, size): whether StageFrom may be given
-  // src[0, size) (the CUDA device: page-locked memory, which the copy
-  // engine reads at the bus's rate; else the caller copies into the arena
-  // and calls StageRange).
+  // StageFrom stages arena[offset, offset + total) from pieces instead,
+  // one after the other (their sizes sum to total): bytes equal to those
+  // the arena would hold there (a table lent in place by an in-memory Env,
+  // RandomAccessFile::Lend), which must stay valid until DecodeKeys or
+  // CancelStaging returns. The CUDA device copies from the pieces and
+  // leaves that range of the host arena unwritten, so the caller copies
+  // the pieces into it before DecodeKeys should the staging not cover the
+  // arena (ReadInputTables); the host reference copies them into the
+  // arena. DirectHostMemory(p, size): whether the device's copies may read
+  // or write host memory p[0, size) where it is, for StageFrom and for a
+  // ChunkPlace's lent extents (the CUDA device: page-locked memory, which
+  // the copy engines reach at the bus's rate; the host reference: any);
+  // else the caller copies through the device's own buffers (the arena
+  // and StageRange; the host output). It may be called from any thread.
   // Thread safety: StageRange and StageFrom may be called from any thread,
-  // but calls must not overlap each other or any other call
-  // (ReadInputTables holds a mutex around them).
+  // but calls must not overlap each other or any other call but
+  // DirectHostMemory (ReadInputTables holds a mutex around them).
   virtual Status BeginStaging(const uint8_t* arena, uint64_t size) = 0;
   virtual Status StageRange(uint64_t offset, uint64_t size) = 0;
-  virtual bool CanStageFrom(const uint8_t* src, uint64_t size) = 0;
-  virtual Status StageFrom(uint64_t offset, const uint8_t* src, uint64_t size) = 0;
+  virtual bool DirectHostMemory(const uint8_t* src, uint64_t size) = 0;
+  virtual Status StageFrom(uint64_t offset, const std::vector<Slice>& pieces) = 0;
   virtual void CancelStaging() = 0;
 
   // The same for the key arena, a separate buffer (HostArena's stays valid).

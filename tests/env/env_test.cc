@@ -265,6 +265,42 @@ TEST_P(EnvTest, PositionedWritesFromSeveralThreads) {
   EXPECT_EQ(data, Read(Path("pw")));
 }
 
+// LendPrepared: the in-memory Env lends a prepared file's chunks for
+// writing in place; what is put there is the file's content after Close.
+// The file-backed Envs lend nothing (NotSupported), and the file then
+// takes WriteAt as before.
+TEST_P(EnvTest, LendPreparedFillsTheFileInPlaceOrNotSupported) {
+  Random rnd(29);
+  const std::string data = test::RandomString(&rnd, 150000);  // three 64 KiB chunks
+  std::unique_ptr<WritableFile> w;
+  ASSERT_TRUE(env_->NewWritableFile(Path("lp"), &w).ok());
+  std::vector<WritablePiece> pieces;
+  const Status early = w->LendPrepared(&pieces);
+  EXPECT_FALSE(early.ok());  // before PrepareWriteAt (or not at all)
+  EXPECT_TRUE(pieces.empty());
+  ASSERT_TRUE(w->PrepareWriteAt(data.size()).ok());
+  const Status s = w->LendPrepared(&pieces);
+  if (GetParam() != EnvKind::kMem) {
+    EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+    EXPECT_TRUE(pieces.empty());
+    ASSERT_TRUE(w->WriteAt(0, data).ok());
+  } else {
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(3u, pieces.size());
+    EXPECT_EQ(65536u, pieces[0].size);
+    size_t at = 0;
+    for (const WritablePiece& p : pieces) {
+      std::memcpy(p.data, data.data() + at, p.size);
+      at += p.size;
+    }
+    EXPECT_EQ(data.size(), at);
+  }
+  ASSERT_TRUE(w->Sync().ok());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ(data, Read(Path("lp")));
+  EXPECT_FALSE(w->LendPrepared(&pieces).ok());  // closed
+}
+
 TEST_P(EnvTest, PositionedWriteMisuse) {
   std::unique_ptr<WritableFile> w;
   ASSERT_TRUE(env_->NewWritableFile(Path("pm"), &w).ok());

@@ -48,11 +48,17 @@ struct InjectionGuard {
 struct StagingCounts {
   int begins = 0;             // BeginStaging calls that returned OK
   int ranges = 0;             // StageRange calls that returned OK
-  int lent_pieces = 0;        // StageFrom calls that returned OK (lent input bytes)
+  int lent_tables = 0;        // StageFrom calls that returned OK (a lent table each)
+  int lent_pieces = 0;        // their pieces
   uint64_t staged_bytes = 0;  // bytes staged by both, OK calls
   uint64_t lent_bytes = 0;    // bytes staged by StageFrom, OK calls
   int fail_stage_from = 0;    // when not 0: StageFrom call number fail_stage_from fails
   int stage_from_calls = 0;
+  uint64_t lent_out_bytes = 0;  // output bytes placed in lent extents (ChunkPlace::lent)
+  // When >= 0: chunk fail_landed_at's landed call is not passed on, the
+  // encode stops there and EncodeBlocks fails (Aborted), as a device error
+  // after the chunk was placed would.
+  int fail_landed_at = -1;
   bool pending = false;    // a device arena staged, neither taken by DecodeKeys nor cancelled
   int runs = 0;            // Run calls (one per job, or per chunk of a chunked job)
   int fail_run = 0;        // when not 0: Run call number fail_run (from 1) returns Aborted
@@ -100,19 +106,22 @@ class CountingDevice final : public gpu::KeySortDevice {
     staging_->pending = s.ok();
     return s;
   }
-  bool CanStageFrom(const uint8_t* src, uint64_t size) override {
-    return inner_->CanStageFrom(src, size);
+  bool DirectHostMemory(const uint8_t* src, uint64_t size) override {
+    return inner_->DirectHostMemory(src, size);
   }
   // A failure injected here cancels the staging, as a device error does.
-  Status StageFrom(uint64_t offset, const uint8_t* src, uint64_t size) override {
+  Status StageFrom(uint64_t offset, const std::vector<Slice>& pieces) override {
     if (++staging_->stage_from_calls == staging_->fail_stage_from) {
       inner_->CancelStaging();
       staging_->pending = false;
       return Status::Aborted("gpu: copy_in: failure injected by the test at StageFrom");
     }
-    Status s = inner_->StageFrom(offset, src, size);
+    Status s = inner_->StageFrom(offset, pieces);
     if (s.ok()) {
-      ++staging_->lent_pieces;
+      uint64_t size = 0;
+      for (const Slice& p : pieces) size += p.size();
+      ++staging_->lent_tables;
+      staging_->lent_pieces += static_cast<int>(pieces.size());
       staging_->staged_bytes += size;
       staging_->lent_bytes += size;
     } else {
@@ -154,7 +163,7 @@ class CountingDevice final : public gpu::KeySortDevice {
       staging_->encode_probe_status = inner_->EncodeBlocks(
           job, chunks,
           [&](size_t) {
-            return gpu::ChunkPlace{scratch.data(), 0, job.out_size};
+            return gpu::ChunkPlace{scratch.data(), 0, job.out_size, {}};
           },
           stage_micros,
           [&](size_t c) {
@@ -163,10 +172,24 @@ class CountingDevice final : public gpu::KeySortDevice {
           });
       if (!staging_->encode_probe_status.ok()) return staging_->encode_probe_status;
     }
-    return inner_->EncodeBlocks(job, chunks, place, stage_micros, [&](size_t c) {
+    const gpu::ChunkPlacer counted = [&](size_t c) {
+      gpu::ChunkPlace where = place(c);
+      for (const gpu::PlaceExtent& e : where.lent) staging_->lent_out_bytes += e.size;
+      return where;
+    };
+    bool failed = false;
+    Status s = inner_->EncodeBlocks(job, chunks, counted, stage_micros, [&](size_t c) {
+      if (static_cast<int>(c) == staging_->fail_landed_at) {
+        failed = true;
+        return false;
+      }
       ++*encode_calls_;
       return landed(c);
     });
+    if (s.ok() && failed) {
+      s = Status::Aborted("gpu: encode: failure injected by the test after a chunk's place");
+    }
+    return s;
   }
   void ReleaseEncodeInput() override { inner_->ReleaseEncodeInput(); }
   void ReleaseHostBuffers() override { inner_->ReleaseHostBuffers(); }
@@ -264,6 +287,18 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   test::GpuJob NewJob(Random* rnd, const test::GpuJobShape& shape = test::GpuJobShape()) {
     // Inputs of an earlier job are replaced (same numbers).
     return test::MakeRandomJob(rnd, env_.get(), dbname_, topt_, &icmp_, shape);
+  }
+
+  // A job without long values whose output is several tables of about
+  // 8 KiB (a chunk each with encode_chunk_bytes = 1).
+  test::GpuJob NewSmallTablesJob(Random* rnd) {
+    test::GpuJobShape shape;
+    shape.allow_long_values = false;
+    test::GpuJob job = NewJob(rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    params.max_output_file_size = 8192;
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    return job;
   }
 
   Status Run(CompactionExecutor* e, const test::GpuJob& job, CompactionJobResult* result,
@@ -827,6 +862,7 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     const int ranges_before = staging_.ranges;
     const uint64_t staged_before = staging_.staged_bytes;
     const uint64_t lent_before = staging_.lent_bytes;
+    const uint64_t lent_out_before = staging_.lent_out_bytes;
     const int unaligned_before = staging_.unaligned_ranges;
     const int keys_only_before = staging_.keys_only_decodes;
     Status s = Run(gpu, job, &gpu_result, &gpu_files);
@@ -857,6 +893,14 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
         EXPECT_EQ(input_bytes, staging_.staged_bytes - staged_before);
         EXPECT_EQ(GetParam() == "host" ? input_bytes : 0u, lent);
       }
+      // The output tables: filled in place in the in-memory Env's files
+      // on the host reference device (lent extents), written from the
+      // host output buffer on the CUDA device (this Env's memory is not
+      // page-locked).
+      uint64_t output_bytes = 0;
+      for (const FileMetaData& f : gpu_result.outputs) output_bytes += f.file_size;
+      EXPECT_EQ(GetParam() == "host" ? output_bytes : 0u,
+                staging_.lent_out_bytes - lent_out_before);
       EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
       EXPECT_LT(0u, staging_.run_blocks);
       EXPECT_FALSE(gpu_result.stage_micros.count("verify_cpu"));
@@ -974,12 +1018,7 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
 // strikes before the CPU assembly, with no file.
 TEST_P(GpuExecutorTest, InjectedFailureAtEachStageListsEveryCreatedFile) {
   Random rnd(test::TestSeed());
-  test::GpuJobShape shape;
-  shape.allow_long_values = false;
-  test::GpuJob job = NewJob(&rnd, shape);
-  Compaction::Params params = job.compaction->params();
-  params.max_output_file_size = 8192;  // several outputs
-  job.compaction = std::make_unique<Compaction>(params, &icmp_);
+  const test::GpuJob job = NewSmallTablesJob(&rnd);  // several outputs
   CompactionJobResult cpu_result;
   std::map<uint64_t, std::string> cpu_files;
   ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
@@ -1250,12 +1289,14 @@ TEST_P(GpuExecutorTest, OutputRingByteIdenticalToCpu) {
 // An in-memory Env lends its files' bytes (RandomAccessFile::Lend), here
 // from page-locked chunks of 4 KiB (gpu::NewPinnedFileMemory), so data and
 // index blocks lie across chunk boundaries: the device stages every table
-// from the Env's chunks (StageFrom) without a read, the CPU validates it
-// there, and the output equals the CPU executor's. When a StageFrom fails
-// midway (odd iterations) the staging is cancelled, the executor copies
-// the lent tables into the host arena and DecodeKeys uploads it: the same
-// output.
-TEST_P(GpuExecutorTest, LentInputsByteIdenticalToCpu) {
+// from the Env's chunks (one StageFrom per table) without a read, the CPU
+// validates it there; every output table's file is prepared first and
+// lends its chunks, which the device's copies back fill (ChunkPlace::lent),
+// and the output equals the CPU executor's. When a StageFrom fails midway
+// (the second table's, odd iterations) the staging is cancelled, the
+// executor copies the lent tables into the host arena and DecodeKeys
+// uploads it: the same output.
+TEST_P(GpuExecutorTest, LentInputsAndOutputsByteIdenticalToCpu) {
   MemEnvOptions mem;
   mem.chunk_bytes = 4096;
   mem.memory = gpu::NewPinnedFileMemory();
@@ -1265,7 +1306,8 @@ TEST_P(GpuExecutorTest, LentInputsByteIdenticalToCpu) {
   Random rnd(test::TestSeed());
   for (int iter = 0; iter < 6; ++iter) {
     const bool fail = iter % 2 == 1;
-    SCOPED_TRACE("iteration " + std::to_string(iter) + (fail ? ", StageFrom 2 fails" : ""));
+    SCOPED_TRACE("iteration " + std::to_string(iter) +
+                 (fail ? ", the second StageFrom fails" : ""));
     test::GpuJobShape shape;
     shape.allow_long_values = false;
     const test::GpuJob job = NewJob(&rnd, shape);
@@ -1275,6 +1317,8 @@ TEST_P(GpuExecutorTest, LentInputsByteIdenticalToCpu) {
     }
     const uint64_t lent_before = staging_.lent_bytes;
     const int pieces_before = staging_.lent_pieces;
+    const int tables_before = staging_.lent_tables;
+    const uint64_t lent_out_before = staging_.lent_out_bytes;
     const int ranges_before = staging_.ranges;
     staging_.stage_from_calls = 0;
     staging_.fail_stage_from = fail ? 2 : 0;
@@ -1285,17 +1329,65 @@ TEST_P(GpuExecutorTest, LentInputsByteIdenticalToCpu) {
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(ranges_before, staging_.ranges);  // nothing was read and staged
     if (fail) {
-      EXPECT_EQ(1, staging_.lent_pieces - pieces_before);           // the first, then none
+      EXPECT_EQ(1, staging_.lent_tables - tables_before);  // the first table, then none
+      EXPECT_LT(0u, staging_.lent_bytes - lent_before);
+      EXPECT_GT(input_bytes, staging_.lent_bytes - lent_before);
       EXPECT_FALSE(gpu_result.stage_micros.count("copy_in_wait"));  // uploaded whole
     } else {
       EXPECT_EQ(input_bytes, staging_.lent_bytes - lent_before);
       EXPECT_LT(static_cast<int>(input_bytes / 4096), staging_.lent_pieces - pieces_before);
+      EXPECT_EQ(job.compaction->num_input_files(0) + job.compaction->num_input_files(1),
+                staging_.lent_tables - tables_before);
       EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
     }
     EXPECT_FALSE(staging_.pending);
+    uint64_t output_bytes = 0;
+    for (const FileMetaData& f : gpu_result.outputs) output_bytes += f.file_size;
+    EXPECT_EQ(output_bytes, staging_.lent_out_bytes - lent_out_before);
     ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
     if (HasFatalFailure()) break;
   }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
+// A device failure after a chunk was placed (its tables' files opened to
+// lend their bytes) but before it landed: the job fails, and every file it
+// created is listed in result->outputs (also those opened and never handed
+// to the writers), so nothing is left once the caller removed them.
+TEST_P(GpuExecutorTest, EncodeFailureAfterLentTablesOpenedListsThem) {
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewSmallTablesJob(&rnd);
+  CompactionJobResult cpu_result;
+  std::map<uint64_t, std::string> cpu_files;
+  ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+  ASSERT_GE(cpu_result.outputs.size(), 3u);
+  for (int at = 0; at < 3; ++at) {
+    SCOPED_TRACE("chunk " + std::to_string(at) + " fails after its place");
+    staging_.fail_landed_at = at;
+    const uint64_t lent_before = staging_.lent_out_bytes;
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s = Run(gpu_.get(), job, &result, &files);
+    staging_.fail_landed_at = -1;
+    EXPECT_TRUE(s.IsAborted()) << s.ToString();
+    if (GetParam() == "host") {  // the plain in-memory Env lends to it
+      EXPECT_LT(lent_before, staging_.lent_out_bytes);
+    }
+    // Chunks 0 .. at landed but the last; `at` was placed (the CUDA device
+    // also placed the next one, queued before the wait).
+    EXPECT_LE(static_cast<size_t>(at) + 1, result.outputs.size());
+    for (size_t i = 0; i < result.outputs.size(); ++i) {
+      EXPECT_EQ(cpu_result.outputs[i].number - cpu_result.outputs[0].number,
+                result.outputs[i].number - result.outputs[0].number);
+    }
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  }
+  // The executor is still healthy and exact.
+  CompactionJobResult gpu_result;
+  std::map<uint64_t, std::string> gpu_files;
+  ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
+  ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
   ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
@@ -1598,12 +1690,7 @@ TEST_P(GpuExecutorTest, OutputTablesWrittenInPiecesByteIdenticalToCpu) {
 TEST_P(GpuExecutorTest, EncodeStopsWhereLandedSays) {
   ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
   Random rnd(test::TestSeed());
-  test::GpuJobShape shape;
-  shape.allow_long_values = false;
-  test::GpuJob job = NewJob(&rnd, shape);
-  Compaction::Params params = job.compaction->params();
-  params.max_output_file_size = 8192;  // several tables, a chunk each
-  job.compaction = std::make_unique<Compaction>(params, &icmp_);
+  const test::GpuJob job = NewSmallTablesJob(&rnd);
   for (const int stop : {0, 1}) {
     SCOPED_TRACE("stop after chunk " + std::to_string(stop));
     staging_.encode_probe_stop = stop;
@@ -1780,7 +1867,7 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
     return device->EncodeBlocks(
         job, {{first, end}},
         [&](size_t) {
-          return gpu::ChunkPlace{out, 0, 1};
+          return gpu::ChunkPlace{out, 0, 1, {}};
         },
         &micros, [](size_t) { return true; });
   };
