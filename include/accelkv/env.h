@@ -298,10 +298,11 @@ class HostMemory {
 };
 
 struct MemEnvOptions {
-  // A file's bytes live in chunks of this many bytes (at least 4 KiB); the
-  // chunks of removed and truncated files are kept (up to 512 MiB) for later
-  // appends.
+  // A file's bytes live in chunks of this many bytes (at least 4 KiB).
   size_t chunk_bytes = 64 << 10;
+  // The chunks of removed and truncated files are kept for the next files'
+  // bytes, up to this many bytes (at least one chunk); the rest are freed.
+  size_t max_free_bytes = size_t{512} << 20;
   // The chunks' memory; nullptr: the heap. A GPU executor copies lent bytes
   // (RandomAccessFile::Lend) straight to the device when they are
   // page-locked.

@@ -17,7 +17,8 @@
 //
 // - File bytes live in chunks (MemEnvOptions::chunk_bytes, 64 KiB, from
 //   MemEnvOptions::memory or the heap); those of removed or truncated files
-//   are kept (up to 512 MiB) for later appends (ChunkPool).
+//   are kept (up to MemEnvOptions::max_free_bytes, 512 MiB) for later
+//   appends (ChunkPool).
 // - RandomAccessFile::Lend hands out the chunks' parts of a range in place,
 //   WritableFile::LendPrepared those of a prepared file, for writing.
 //
@@ -63,7 +64,7 @@ void CopyPiece(char* dst, const char* src, size_t n, size_t total) {
 
 // The chunks of every file of the Env: made from options.memory (the heap
 // without one), and those of removed and truncated files kept for the next
-// appends of any file, up to kMaxFreeBytes (512 MiB). Without it the
+// appends of any file, up to options.max_free_bytes (512 MiB). Without it the
 // allocator hands freed chunks back to the kernel (glibc trims its heaps)
 // and every later append of a large file pays a page fault per 4 KiB to
 // zero fresh pages: the compact benchmark writes and removes 150-230 MB per
@@ -71,7 +72,9 @@ void CopyPiece(char* dst, const char* src, size_t n, size_t total) {
 class ChunkPool {
  public:
   explicit ChunkPool(const MemEnvOptions& options)
-      : chunk_size_(std::max<size_t>(options.chunk_bytes, 4096)), memory_(options.memory) {}
+      : chunk_size_(std::max<size_t>(options.chunk_bytes, 4096)),
+        max_free_(std::max<size_t>(1, options.max_free_bytes / chunk_size_)),
+        memory_(options.memory) {}
   ~ChunkPool() {
     for (Chunk& c : free_) Release(c);
   }
@@ -97,9 +100,8 @@ class ChunkPool {
   }
   void Put(std::vector<Chunk>* chunks) EXCLUDES(mu_) {
     std::lock_guard<std::mutex> l(mu_);
-    const size_t max_free = std::max<size_t>(1, kMaxFreeBytes / chunk_size_);
     for (Chunk& c : *chunks) {
-      if (free_.size() < max_free) {
+      if (free_.size() < max_free_) {
         free_.push_back(c);
       } else {
         Release(c);  // over the limit
@@ -109,7 +111,6 @@ class ChunkPool {
   }
 
  private:
-  static constexpr size_t kMaxFreeBytes = size_t{512} << 20;
   void Release(const Chunk& c) const {
     if (memory_ != nullptr) {
       memory_->Free(c.data, chunk_size_);
@@ -119,6 +120,7 @@ class ChunkPool {
   }
 
   const size_t chunk_size_;
+  const size_t max_free_;  // chunks
   const std::shared_ptr<HostMemory> memory_;
   std::mutex mu_;
   std::vector<Chunk> free_ GUARDED_BY(mu_);

@@ -552,7 +552,7 @@ TEST_P(EnvTest, Clock) {
 
 // MemEnvOptions: the chunks come from the given HostMemory, chunk_bytes
 // each; every one is freed through it by the time the Env and its files
-// are gone, removed files' chunks being reused first.
+// are gone, removed files' chunks (up to max_free_bytes) being reused first.
 TEST(MemEnvOptionsTest, ChunksFromTheGivenMemoryAndAllFreed) {
   struct CountingMemory final : HostMemory {
     std::atomic<int> live{0};
@@ -596,6 +596,21 @@ TEST(MemEnvOptionsTest, ChunksFromTheGivenMemoryAndAllFreed) {
     std::string back;
     ASSERT_TRUE(ReadFileToString(env.get(), "/b", &back).ok());
     EXPECT_EQ(data, back);
+  }
+  EXPECT_EQ(0, memory->live.load());
+  // max_free_bytes: of a removed file's 7 chunks 2 are kept, 5 freed at
+  // once, and the next file takes the 2 and makes 5.
+  options.max_free_bytes = 2 * 8192;
+  {
+    std::unique_ptr<Env> env = NewMemEnv(Env::Default(), options);
+    const std::string data(50000, 'x');
+    const int made = memory->made.load();
+    ASSERT_TRUE(WriteStringToFile(env.get(), data, "/a", false).ok());
+    ASSERT_TRUE(env->RemoveFile("/a").ok());
+    EXPECT_EQ(2, memory->live.load());
+    ASSERT_TRUE(WriteStringToFile(env.get(), data, "/b", false).ok());
+    EXPECT_EQ(made + 12, memory->made.load());
+    EXPECT_EQ(7, memory->live.load());
   }
   EXPECT_EQ(0, memory->live.load());
   EXPECT_EQ(0u, memory->wrong_size.load());
