@@ -44,10 +44,8 @@ constexpr const char* kMemDbName = "/compact";
 // --compact-pinned-mem's chunks: a 250 MB input is about 60 pieces, each
 // one copy to the device (with 1 MiB chunks the 250 copy calls, made one
 // after another, kept the read stage at 3.4-5.4 ms; 64 KiB chunks would
-// be thousands). 64 bytes under 4 MiB: with the 64-byte header of
-// gpu::HostAllocateBytes each chunk is one 4 MiB region of huge pages
-// (gpu/pinned_buffer.h), not 6.
-constexpr size_t kPinnedChunkBytes = (size_t{4} << 20) - 64;
+// be thousands). Each is one region of huge pages (gpu/pinned_buffer.h).
+constexpr size_t kPinnedChunkBytes = size_t{4} << 20;
 
 // Where the job's files live: the in-memory Env, or the file system under
 // --compact-dir.

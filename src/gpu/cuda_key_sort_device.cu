@@ -1737,7 +1737,7 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, EncodeBlocksKernel, kThreads, 0);
   const unsigned int max_blocks = static_cast<unsigned int>(std::max(1, sms) * std::max(1, per_sm));
   cudaGetLastError();
-  InstallPinnedHostMemory();
+  SetPinnedHostMemory(PinnedHostMemory{&PinnedAllocate, &PinnedFree});
   // What the process's executors may hold at once on this device: the most
   // one job may be given (device_memory_fraction is clamped to 0.95) of
   // the memory free now (DeviceMemoryLedger keeps the largest of these

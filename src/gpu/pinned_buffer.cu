@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "gpu/cuda_support.h"
-#include "gpu/host_vector.h"
 #include "gpu/pinned_pool.h"
 #include "util/align.h"
 #include "util/huge_pages.h"
@@ -60,10 +59,6 @@ void* PinnedAllocate(size_t bytes) {
   return p;
 }
 void PinnedFree(void* p, size_t bytes) { PinnedUnmap(p, bytes); }
-
-void InstallPinnedHostMemory() {
-  SetPinnedHostMemory(PinnedHostMemory{&PinnedAllocate, &PinnedFree});
-}
 
 namespace {
 

@@ -38,9 +38,6 @@ void PinnedUnmap(void* p, size_t bytes);
 // ordinary memory), and PinnedUnmap.
 void* PinnedAllocate(size_t bytes);
 void PinnedFree(void* p, size_t bytes);
-// Installs them for HostVector (SetPinnedHostMemory), as a CUDA device's
-// creation does; pinned_file_memory.h calls it before any device exists.
-void InstallPinnedHostMemory();
 
 // The process's pool of pinned regions (pinned_pool.h): every
 // PinnedBuffer's memory comes from it and goes back to it.
