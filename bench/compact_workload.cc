@@ -41,11 +41,13 @@ using accelkv::Status;
 namespace {
 
 constexpr const char* kMemDbName = "/compact";
-// --compact-pinned-mem's chunks: a 250 MB input is about 60 pieces, each
-// one copy to the device (with 1 MiB chunks the 250 copy calls, made one
-// after another, kept the read stage at 3.4-5.4 ms; 64 KiB chunks would
-// be thousands). Each is one region of huge pages (gpu/pinned_buffer.h).
-constexpr size_t kPinnedChunkBytes = size_t{4} << 20;
+// --compact-pinned-mem's chunks: a 250 MB input is about 30 pieces, each
+// one copy to the device, each chunk one region of huge pages
+// (gpu/pinned_buffer.h). With 1 MiB chunks the 250 copy calls, made one
+// after another, kept the read stage at 3.4-5.4 ms; 16 MiB against 4 MiB:
+// the GPU job 1.06x-1.09x faster, its copies in 47.7-50.0 against
+// 40.6-48.0 GB/s (bench/results/2026-11-27-h100-lent-files.md, call 5).
+constexpr size_t kPinnedChunkBytes = size_t{16} << 20;
 
 // Where the job's files live: the in-memory Env, or the file system under
 // --compact-dir.
@@ -399,6 +401,7 @@ int RunCompactWorkload(const BenchFlags& flags, std::ostream& human, std::ostrea
       mem_options.chunk_bytes = kPinnedChunkBytes;
       mem_options.memory = accelkv::gpu::NewPinnedFileMemory();
     }
+    if (flags.compact_mem_chunk_bytes != 0) mem_options.chunk_bytes = flags.compact_mem_chunk_bytes;
     mem_env = accelkv::NewMemEnv(accelkv::Env::Default(), mem_options);
     place.env = mem_env.get();
     place.dbname = kMemDbName;

@@ -155,11 +155,14 @@ flags:
                           reads buffered either way) (default false)
   --compact-pinned-mem BOOL
                           compact, in memory: the in-memory Env keeps its files in
-                          page-locked memory, in 4 MiB chunks (MemEnvOptions), and lends
+                          page-locked memory, in 16 MiB chunks (MemEnvOptions), and lends
                           them (RandomAccessFile::Lend): the GPU executor copies its input
                           tables to the device from there, as direct reads from a disk go
                           by DMA, rather than through its pinned arena; the CPU executor
                           reads them as any memory (default false)
+  --compact-mem-chunk-bytes N
+                          compact, in memory: the in-memory Env's chunk size (default 0:
+                          64 KiB, with --compact-pinned-mem 16 MiB)
   --compact-dir PATH      compact: the job's input and output files on the file system
                           under PATH (made if missing; it must hold no table files), the
                           inputs dropped from the page cache before each run, outputs
@@ -231,6 +234,7 @@ bool ParseFlags(int argc, const char* const* argv, BenchFlags* flags, std::strin
       {"compact-direct-reads", {true, bool_setter(&f.compact_direct_reads)}},
       {"compact-drop-cache", {true, bool_setter(&f.compact_drop_cache)}},
       {"compact-pinned-mem", {true, bool_setter(&f.compact_pinned_mem)}},
+      {"compact-mem-chunk-bytes", {false, size_setter(&f.compact_mem_chunk_bytes)}},
       {"compact-dir",
        {false,
         [&](const std::string& v) {

@@ -53,6 +53,7 @@ struct BenchFlags {
   bool compact_direct_reads = false;   // --compact-direct-reads: GPU inputs with direct I/O
   bool compact_drop_cache = true;      // --compact-drop-cache: inputs read from the disk
   bool compact_pinned_mem = false;     // --compact-pinned-mem: the in-memory files page-locked
+  size_t compact_mem_chunk_bytes = 0;  // --compact-mem-chunk-bytes (0: the Env's default)
   std::string compact_dir;  // --compact-dir: the job's files on disk there ("": in memory)
   bool help = false;
 

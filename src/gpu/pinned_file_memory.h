@@ -4,7 +4,7 @@
 // rather than through its pinned file arena (job_input.cc), and its copies
 // back fill the output tables' files in place (device_encoder.cc). Each
 // chunk is PinnedAllocate memory (pinned_buffer.h: page aligned; huge pages
-// registered from 4 MiB up, so chunks of exactly 4 MiB waste nothing),
+// registered from 4 MiB up, so chunks of 2 MiB multiples there waste nothing),
 // page-locked where the driver can pin it and ordinary otherwise (no GPU,
 // or built without CUDA), which the executor then copies as before.
 // Thread safety: safe for concurrent use.
