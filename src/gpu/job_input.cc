@@ -91,6 +91,7 @@ class TableBytes {
   const char* At(uint64_t at, uint64_t n, std::string* scratch) const {
     if (at > size_ || n > size_ - at) return nullptr;
     if (pieces_ == nullptr) return base_ + at;
+    if (n == 0) return scratch->data();  // nothing to read (and maybe no piece)
     // The last piece starting at or before `at`.
     size_t i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), at) -
                                    starts_.begin()) -
