@@ -67,7 +67,7 @@ def compact_table(out, rows):
         out.append("Every run's output was verified (byte-identical to the one-thread CPU "
                    "executor, whose output was checked entry by entry).")
     out.append("")
-    head = ["value B", "executor", "device", "threads", "ranges", "input MB", "output MB",
+    head = ["value B", "executor", "device", "env", "threads", "ranges", "input MB", "output MB",
             "wall s", "input GB/s", "CPU s", "CPU s/GB", "verified"]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
@@ -76,7 +76,8 @@ def compact_table(out, rows):
             out.append(f"| {value_label(r)} | {r['executor']} | skipped: {r['skipped']} |"
                        + " |" * (len(head) - 3))
             continue
-        cells = [value_label(r), r["executor"], r.get("device", ""), str(r["threads"]),
+        cells = [value_label(r), r["executor"], r.get("device", ""), r.get("env", "mem"),
+                 str(r["threads"]),
                  str(r["subcompactions"]), fmt(r["input_bytes"] / 1e6, 1),
                  fmt(r["output_bytes"] / 1e6, 1), fmt(r["seconds"], 3),
                  fmt(r["input_gb_per_sec"], 3), fmt(r["cpu_sec"], 3),
@@ -89,7 +90,8 @@ def compact_table(out, rows):
             continue
         for c in rows:
             if (c["executor"] == "cpu" and not c.get("skipped")
-                    and value_label(c) == value_label(g) and c["num"] == g["num"]):
+                    and value_label(c) == value_label(g) and c["num"] == g["num"]
+                    and c.get("env", "mem") == g.get("env", "mem")):
                 pairs.append((g, c))
     if pairs:
         out.append("GPU executor against the CPU executor (same job): speed-up = CPU wall / GPU "
