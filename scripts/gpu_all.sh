@@ -22,7 +22,8 @@
 # --time-limit, so a load that does not finish still reports its rate over the keys it
 # loaded; keep it below the timeout), GPU_DB_BENCH_PARTITIONS (1: --partitions), GPU_COMPACT_VALUES ("32 128 1024 4096
 # 100:20000 16:2097152"; LO:HI: values of mixed sizes from LO to HI bytes),
-# GPU_COMPACT_MB (256: about that many MB of input per job),
+# GPU_COMPACT_MB (256: about that many MB of input per job), GPU_COMPACT_ENVS
+# ("mem mem-pinned": the in-memory Envs, plain and page-locked),
 # GPU_COMPACT_THREADS (16: the CPU executor's subcompactions; also the disk
 # part's), GPU_DISK_DIR (/tmp/accelkv-disk-bench: the disk part's directory,
 # on the file system to measure), GPU_DISK_VALUES ("128"), GPU_DISK_MB (256),
@@ -91,7 +92,7 @@ fi
 BENCH_BIN=${BENCH_BIN:-build-bench-gpu/bench/accelkv-bench}
 
 # The compact workload (docs/bench.md): one in-memory compaction job per
-# value size, run by the CPU executor with GPU_COMPACT_THREADS subcompactions
+# value size and in-memory Env, run by the CPU executor with GPU_COMPACT_THREADS subcompactions
 # and by the GPU executor, every output checked byte for byte against the
 # one-thread CPU executor. JSON lines in compact.jsonl, tables in compact.log.
 if ! want compact; then
@@ -104,13 +105,19 @@ elif [ -x "$BENCH_BIN" ]; then
     hi=${v#*:}
     # L0 holds num entries and L1 num/2: about GPU_COMPACT_MB MB in all.
     num=$(( ${GPU_COMPACT_MB:-256} * 1000000 * 2 / (3 * ((lo + hi) / 2 + 40)) ))
-    echo "== compact: value $v B, num $num, cpu x${GPU_COMPACT_THREADS:-16} and gpu"
-    timeout 300 "$BENCH_BIN" --workload=compact --executor=cpu,gpu \
-      --threads="${GPU_COMPACT_THREADS:-16}" --num="$num" --key-size=16 --value-size="$lo" \
-      --compact-value-size-max="$([ "$lo" = "$hi" ] && echo 0 || echo "$hi")" \
-      --json="$OUT/compact.jsonl" 2>&1 | tee -a "$OUT/compact.log" |
-      grep -E "^(cpu|gpu) |skipped|FAILED|compact:" || true
-    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    # Each in-memory Env: mem (plain), mem-pinned (page-locked files the
+    # GPU executor copies in place: --compact-pinned-mem).
+    for env in ${GPU_COMPACT_ENVS:-mem mem-pinned}; do
+      pinned=$([ "$env" = mem-pinned ] && echo true || echo false)
+      echo "== compact: value $v B, num $num, env $env, cpu x${GPU_COMPACT_THREADS:-16} and gpu"
+      timeout 300 "$BENCH_BIN" --workload=compact --executor=cpu,gpu \
+        --threads="${GPU_COMPACT_THREADS:-16}" --num="$num" --key-size=16 --value-size="$lo" \
+        --compact-value-size-max="$([ "$lo" = "$hi" ] && echo 0 || echo "$hi")" \
+        --compact-pinned-mem="$pinned" \
+        --json="$OUT/compact.jsonl" 2>&1 | tee -a "$OUT/compact.log" |
+        grep -E "^(cpu|gpu) |skipped|FAILED|compact:" || true
+      [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    done
   done
 else
   echo "== no GPU bench binary at $BENCH_BIN: compact workload not run"
