@@ -156,10 +156,11 @@ flags:
   --compact-pinned-mem BOOL
                           compact, in memory: the in-memory Env keeps its files in
                           page-locked memory, in 16 MiB chunks (MemEnvOptions), and lends
-                          them (RandomAccessFile::Lend): the GPU executor copies its input
-                          tables to the device from there, as direct reads from a disk go
-                          by DMA, rather than through its pinned arena; the CPU executor
-                          reads them as any memory (default false)
+                          them (RandomAccessFile::Lend, WritableFile::LendPrepared): the GPU
+                          executor copies its input tables to the device from there and its
+                          output tables back into them, as direct I/O on a disk goes by
+                          DMA, rather than through its pinned buffers; the CPU executor
+                          reads and writes them as any memory (default false)
   --compact-mem-chunk-bytes N
                           compact, in memory: the in-memory Env's chunk size (default 0:
                           64 KiB, with --compact-pinned-mem 16 MiB)
