@@ -42,11 +42,9 @@
 namespace accelkv {
 namespace {
 
-// One chunk of a file's bytes, from the Env's HostMemory (or the heap).
-struct Chunk {
-  char* data = nullptr;
-  char* get() const { return data; }
-};
+// One chunk of a file's bytes, from the Env's HostMemory (or the heap),
+// owned by its file's FileState or by the ChunkPool.
+using Chunk = char*;
 
 // Copies one chunk's part of a read or write of `total` bytes. A large
 // request (the GPU executor's pieces of whole tables) goes by streaming
@@ -76,7 +74,7 @@ class ChunkPool {
         max_free_(std::max<size_t>(1, options.max_free_bytes / chunk_size_)),
         memory_(options.memory) {}
   ~ChunkPool() {
-    for (Chunk& c : free_) Release(c);
+    for (Chunk c : free_) Release(c);
   }
   ChunkPool(const ChunkPool&) = delete;
   ChunkPool& operator=(const ChunkPool&) = delete;
@@ -95,12 +93,12 @@ class ChunkPool {
     // Not zeroed: a file's bytes are written before they are read (Read
     // stops at the file's size), so zeroing a fresh chunk only added a
     // memset of 64 KiB that the appends then overwrote.
-    if (memory_ != nullptr) return Chunk{static_cast<char*>(memory_->Allocate(chunk_size_))};
-    return Chunk{static_cast<char*>(::operator new[](chunk_size_, std::align_val_t{64}))};
+    if (memory_ != nullptr) return static_cast<char*>(memory_->Allocate(chunk_size_));
+    return static_cast<char*>(::operator new[](chunk_size_, std::align_val_t{64}));
   }
   void Put(std::vector<Chunk>* chunks) EXCLUDES(mu_) {
     std::lock_guard<std::mutex> l(mu_);
-    for (Chunk& c : *chunks) {
+    for (Chunk c : *chunks) {
       if (free_.size() < max_free_) {
         free_.push_back(c);
       } else {
@@ -111,11 +109,11 @@ class ChunkPool {
   }
 
  private:
-  void Release(const Chunk& c) const {
+  void Release(Chunk c) const {
     if (memory_ != nullptr) {
-      memory_->Free(c.data, chunk_size_);
+      memory_->Free(c, chunk_size_);
     } else {
-      ::operator delete[](c.data, std::align_val_t{64});
+      ::operator delete[](c, std::align_val_t{64});
     }
   }
 
@@ -157,7 +155,7 @@ class FileState {
       const size_t used = static_cast<size_t>(size_ % chunk_size_);
       if (used == 0 && size_ / chunk_size_ == chunks_.size()) chunks_.push_back(pool_->Get());
       const size_t n = std::min(left, chunk_size_ - used);
-      CopyPiece(chunks_.back().get() + used, src, n, s.size());
+      CopyPiece(chunks_.back() + used, src, n, s.size());
       src += n;
       left -= n;
       size_ += n;
@@ -228,7 +226,7 @@ class FileState {
       const uint64_t at = offset + done;
       const size_t in_chunk = static_cast<size_t>(at % chunk_size_);
       const size_t m = std::min(len - done, chunk_size_ - in_chunk);
-      fn(chunks_[static_cast<size_t>(at / chunk_size_)].get() + in_chunk, done, m);
+      fn(chunks_[static_cast<size_t>(at / chunk_size_)] + in_chunk, done, m);
       done += m;
     }
   }

@@ -29,17 +29,13 @@ class HostKeySortDevice final : public KeySortDevice {
 
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
     CancelStaging();
-    host_arena_ = nullptr;
-    Status s = arena_.Get(bytes, "alloc", arena);
-    if (s.ok()) host_arena_ = *arena;
-    return s;
+    return arena_.Get(bytes, "alloc", arena);
   }
 
   // Nothing to copy: only the bookkeeping, so the contract is tested.
   Status BeginStaging(const uint8_t* arena, uint64_t size) override {
     held_.Release();  // as the CUDA device frees what an earlier job left
     staged_.Begin(arena, size);
-    staged_into_ = arena == host_arena_ ? host_arena_ : nullptr;
     return Status::OK();
   }
   Status StageRange(uint64_t offset, uint64_t size) override { return staged_.Add(offset, size); }
@@ -47,7 +43,8 @@ class HostKeySortDevice final : public KeySortDevice {
   // every later stage reads them there (and the lending path runs in CI).
   bool DirectHostMemory(const uint8_t* /*src*/, uint64_t /*size*/) override { return true; }
   Status StageFrom(uint64_t offset, const std::vector<Slice>& pieces) override {
-    if (staged_into_ == nullptr) {
+    uint8_t* const into = arena_.data();  // HostArena's buffer, which staging must be on
+    if (into == nullptr || staged_.arena() != into) {
       return Status::InvalidArgument("gpu: copy_in: StageFrom into an arena not from HostArena");
     }
     uint64_t size = 0;
@@ -55,7 +52,7 @@ class HostKeySortDevice final : public KeySortDevice {
     Status s = staged_.Add(offset, size);
     if (!s.ok()) return s;
     for (const Slice& p : pieces) {
-      if (p.size() > 0) std::memcpy(staged_into_ + offset, p.data(), p.size());
+      if (p.size() > 0) std::memcpy(into + offset, p.data(), p.size());
       offset += p.size();
     }
     return Status::OK();
@@ -344,6 +341,7 @@ class HostKeySortDevice final : public KeySortDevice {
       *p = data_.get();
       return Status::OK();
     }
+    uint8_t* data() const { return data_.get(); }  // nullptr before the first Get
 
    private:
     static constexpr size_t kPage = kDirectIoAlignment;  // direct I/O into the arenas
@@ -361,9 +359,7 @@ class HostKeySortDevice final : public KeySortDevice {
   Buffer out_;
   std::vector<uint8_t> device_out_;  // EncodeBlocks' output, as on a device
   HeldInput held_;
-  StagedArena staged_;              // BeginStaging .. DecodeKeys or CancelStaging
-  uint8_t* host_arena_ = nullptr;   // HostArena's buffer
-  uint8_t* staged_into_ = nullptr;  // the staged arena, when it is host_arena_
+  StagedArena staged_;  // BeginStaging .. DecodeKeys or CancelStaging
   // Run's plan inputs, and the entries and kept order EncodeBlocks reads.
   static constexpr uint64_t kPlanStretch = 1000;  // WaitPlan
   std::vector<PlanEntry> plan_;

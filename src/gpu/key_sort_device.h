@@ -502,6 +502,7 @@ class StagedArena {
     return covered >= size;
   }
   bool active() const { return active_; }
+  const uint8_t* arena() const { return arena_; }  // the one BeginStaging was given
   uint64_t ranges() const { return ranges_.size(); }
   void Reset() {
     active_ = false;

@@ -44,6 +44,13 @@ struct InjectionGuard {
   ~InjectionGuard() { GpuCompactionExecutor::SetInjectedFailure(GpuStage::kNone); }
 };
 
+// The bytes of a job's output files, as listed in its result.
+uint64_t OutputBytes(const CompactionJobResult& result) {
+  uint64_t bytes = 0;
+  for (const FileMetaData& f : result.outputs) bytes += f.file_size;
+  return bytes;
+}
+
 // What the jobs did with the staging calls (key_sort_device.h).
 struct StagingCounts {
   int begins = 0;             // BeginStaging calls that returned OK
@@ -897,10 +904,7 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
                   staging_.ranges - ranges_before);
         EXPECT_EQ(0u, lent);
       } else {
-        uint64_t input_bytes = 0;
-        for (int which = 0; which < 2; ++which) {
-          for (const FileMetaPtr& f : job.compaction->inputs(which)) input_bytes += f->file_size;
-        }
+        const uint64_t input_bytes = job.compaction->TotalInputBytes();
         EXPECT_EQ(input_bytes, staging_.staged_bytes - staged_before);
         EXPECT_EQ(GetParam() == "host" ? input_bytes : 0u, lent);
       }
@@ -908,9 +912,7 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
       // on the host reference device (lent extents), written from the
       // host output buffer on the CUDA device (this Env's memory is not
       // page-locked).
-      uint64_t output_bytes = 0;
-      for (const FileMetaData& f : gpu_result.outputs) output_bytes += f.file_size;
-      EXPECT_EQ(GetParam() == "host" ? output_bytes : 0u,
+      EXPECT_EQ(GetParam() == "host" ? OutputBytes(gpu_result) : 0u,
                 staging_.lent_out_bytes - lent_out_before);
       EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
       EXPECT_LT(0u, staging_.run_blocks);
@@ -1318,10 +1320,7 @@ TEST_P(GpuExecutorTest, LentInputsAndOutputsByteIdenticalToCpu) {
     test::GpuJobShape shape;
     shape.allow_long_values = false;
     const test::GpuJob job = NewJob(&rnd, shape);
-    uint64_t input_bytes = 0;
-    for (int which = 0; which < 2; ++which) {
-      for (const FileMetaPtr& f : job.compaction->inputs(which)) input_bytes += f->file_size;
-    }
+    const uint64_t input_bytes = job.compaction->TotalInputBytes();
     const uint64_t lent_before = staging_.lent_bytes;
     const int pieces_before = staging_.lent_pieces;
     const int tables_before = staging_.lent_tables;
@@ -1348,9 +1347,7 @@ TEST_P(GpuExecutorTest, LentInputsAndOutputsByteIdenticalToCpu) {
       EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
     }
     EXPECT_FALSE(staging_.pending);
-    uint64_t output_bytes = 0;
-    for (const FileMetaData& f : gpu_result.outputs) output_bytes += f.file_size;
-    EXPECT_EQ(output_bytes, staging_.lent_out_bytes - lent_out_before);
+    EXPECT_EQ(OutputBytes(gpu_result), staging_.lent_out_bytes - lent_out_before);
     ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
     if (HasFatalFailure()) break;
   }
