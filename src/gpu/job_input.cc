@@ -361,13 +361,14 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   input->keys.arena_size = total;
   // Without a device arena (a device failure) DecodeKeys uploads the arena.
   bool staging = stage && device->BeginStaging(arena, total).ok();
-  // A whole table whose Env lends its bytes in memory the device copies
-  // from (an in-memory Env in page-locked memory: RandomAccessFile::Lend,
-  // KeySortDevice::DirectHostMemory) is not read: the device copies it from
-  // the Env's memory and the CPU validates it there, so its bytes cross the
-  // host's memory once, not three times (read out, written into the arena,
-  // read by the copy engine). A chunk's parts and direct reads are read.
-  const bool try_lend = staging && !direct && parts == nullptr;
+  // A table (or a chunk's part of it) whose Env lends its bytes in memory
+  // the device copies from (an in-memory Env in page-locked memory:
+  // RandomAccessFile::Lend, KeySortDevice::DirectHostMemory) is not read:
+  // the device copies it from the Env's memory and the CPU validates it
+  // there, so its bytes cross the host's memory once, not three times
+  // (read out, written into the arena, read by the copy engine). Direct
+  // reads are read.
+  const bool try_lend = staging && !direct;
   std::mutex stage_mu;  // StageRange calls must not overlap (the stream is shared)
   // The files on several threads, each into its own part of the arena, in
   // pieces of kReadChunk bytes (one work item each, in file order, so the
@@ -399,8 +400,9 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     const std::string fname = TableFileName(spec.dbname, t.number);
     std::call_once(tr.open, [&] {
       tr.failure.Add(spec.env->NewRandomAccessFile(fname, file_options, &tr.file));
-      // Lent only whole (a table too short for its metadata is read, and
-      // fails there); the pieces' stageability is asked under stage_mu.
+      // Lent only whole (a table or part shorter than its metadata says is
+      // read, and fails there); the pieces' stageability is asked under
+      // stage_mu.
       if (try_lend && tr.failure.ok() && tr.file->Lend(r.file_offset, r.needed, &tr.pieces).ok()) {
         std::lock_guard<std::mutex> l(stage_mu);
         tr.lent = std::all_of(tr.pieces.begin(), tr.pieces.end(), [&](const Slice& p) {

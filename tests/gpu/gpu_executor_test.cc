@@ -2058,14 +2058,21 @@ TEST_P(GpuExecutorTest, PolicyAndNonBytewiseComparator) {
 // ranges, each reading only the blocks that can hold its keys; the output
 // equals the CPU executor's for the same job (with those boundaries) in both
 // encode modes, with tombstones, snapshots and versions of one key across
-// the files, and chunk edges inside blocks.
+// the files, and chunk edges inside blocks. From the sixteenth job on the
+// files are page-locked in-memory ones, whose parts the device copies
+// where the Env keeps them (lent: StageFrom), as the host reference device
+// does with any in-memory files.
 TEST_P(GpuExecutorTest, ChunkedJobsByteIdenticalToCpu) {
   Random rnd(test::TestSeed());
   int chunked = 0;
   for (int iter = 0; iter < 30; ++iter) {
     const char* mode = iter % 2 == 0 ? "device" : "cpu";
     ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
-    SCOPED_TRACE("iteration " + std::to_string(iter) + ", encode mode " + mode);
+    if (iter == 15) {
+      ASSERT_NO_FATAL_FAILURE(UsePinnedMemEnv(4096));
+    }
+    SCOPED_TRACE("iteration " + std::to_string(iter) + ", encode mode " + mode +
+                 (iter >= 15 ? ", page-locked files" : ""));
     const test::GpuJobShape shape = ShapeFor(iter, &rnd, &topt_);
     test::GpuJob job = NewJob(&rnd, shape);
     const Compaction::Params picked = job.compaction->params();
@@ -2079,7 +2086,9 @@ TEST_P(GpuExecutorTest, ChunkedJobsByteIdenticalToCpu) {
     std::map<uint64_t, std::string> gpu_files;
     const GpuExecutorStats before = gpu_->GetStats();
     const int unaligned_before = staging_.unaligned_ranges;
+    const uint64_t lent_before = staging_.lent_bytes;
     for (;;) {
+      staging_.ranges = 0;  // those of the run that counts
       job.compaction = std::make_unique<Compaction>(picked, &icmp_);
       ASSERT_TRUE(gpu_->NeedsChunkBoundaries(Spec(job)));
       ASSERT_NO_FATAL_FAILURE(AddChunkBoundaries(&job));
@@ -2107,6 +2116,14 @@ TEST_P(GpuExecutorTest, ChunkedJobsByteIdenticalToCpu) {
     // read as their aligned covers, into aligned spans.
     if (topt_.direct_compaction_reads) {
       EXPECT_EQ(unaligned_before, staging_.unaligned_ranges);
+    }
+    // Device-encode mode stages every chunk's parts: lent where the device
+    // copies from the Env's memory (never with direct reads), else read
+    // and staged.
+    const bool lends = (GetParam() == "host" || iter >= 15) && !topt_.direct_compaction_reads;
+    if (iter % 2 == 0) {
+      EXPECT_EQ(lends, staging_.lent_bytes > lent_before);
+      EXPECT_EQ(lends, staging_.ranges == 0);
     }
   }
   ::unsetenv("ACCELKV_GPU_ENCODE");
