@@ -126,6 +126,8 @@ class TableDecoder {
 
   // The data blocks of a part read from file offset table_.file_offset.
   Status DecodeBlocks(const std::vector<BlockHandle>& blocks) {
+    out_->spans.reserve(out_->spans.size() + blocks.size() + 2);  // + filter, properties
+    out_->blocks.reserve(out_->blocks.size() + blocks.size());
     for (const BlockHandle& h : blocks) {
       if (h.offset < table_.file_offset || h.size > table_.size ||
           table_.size - h.size < kBlockTrailerSize ||
@@ -184,24 +186,20 @@ class TableDecoder {
     const char* contents = bytes_.At(at, h.size + kBlockTrailerSize, &block_scratch_);
     if (contents == nullptr) return Corrupt("data block outside the part read");
     if (contents[h.size] != 0) return Corrupt("unsupported compression");
-    InputDataBlock block;
-    block.offset = table_.offset + at;
-    block.table = table_.number;
-    Status s = Block::Validate(Slice(contents, h.size), &block.layout);
+    BlockLayout l;
+    Status s = Block::Validate(Slice(contents, h.size), &l);
     if (!s.ok()) return Corrupt(s);
     // Keys of a block are distinct and share the prefix, so at most one
     // suffix is empty: this bounds the key arena by the file bytes' square.
-    if (block.layout.n > block.layout.key_bytes + 1) {
-      return Corrupt("data block has more entries than distinct keys");
-    }
+    if (l.n > l.key_bytes + 1) return Corrupt("data block has more entries than distinct keys");
     AddSpan(h);
-    out_->data_blocks.push_back(block);
-    const BlockLayout& l = block.layout;
     if (l.n > 0) {
+      // Its record for DecodeKeys now, while the block's layout is at hand,
+      // rather than the layout kept for a second pass.
+      out_->blocks.push_back(
+          MakeDecodeBlock(table_.offset + at, l, out_->key_bytes, out_->entries));
       out_->entries += l.n;
       out_->key_bytes += uint64_t{l.n} * l.prefix_size + l.key_bytes;
-      out_->value_bytes += l.value_bytes;
-      out_->decode_blocks++;
       const uint64_t size =
           l.key_width == BlockLayout::kVariable ? 0 : uint64_t{l.prefix_size} + l.key_width;
       const uint64_t fixed = size > std::numeric_limits<uint32_t>::max() ? 0 : size;
@@ -530,10 +528,12 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   keys.snapshots.assign(spec.snapshots.begin(), spec.snapshots.end());
   // The tables' blocks (validated on the reader threads) in table order;
   // the first failure in table order is the job's. Each table's spans and
-  // blocks go to their own place in the job's arrays (from the tables'
-  // totals), filled on several threads: the key arena's layout puts each
-  // block's keys at the sum of n * P + KS of the blocks before it
-  // (decode_common.h), the entries numbered in the same order.
+  // decode records (made by its reader thread, numbered within the table)
+  // go to their own place in the job's arrays (from the tables' totals),
+  // filled on several threads, each record's key base and first entry
+  // moved by its table's: the key arena's layout puts each block's keys at
+  // the sum of n * P + KS of the blocks before it (decode_common.h), the
+  // entries numbered in the same order.
   const size_t nt = input->table_blocks.size();
   struct TableBase {
     uint64_t span = 0, block = 0, entry = 0, key = 0;
@@ -545,7 +545,7 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     const TableBlocks& f = input->table_blocks[i];
     if (!f.status.ok()) return f.status;
     base[i + 1].span = base[i].span + f.spans.size();
-    base[i + 1].block = base[i].block + f.decode_blocks;
+    base[i + 1].block = base[i].block + f.blocks.size();
     base[i + 1].entry = base[i].entry + f.entries;
     base[i + 1].key = base[i].key + f.key_bytes;
     fixed = TableBlocks::MergeFixedKeySize(fixed, f.fixed_key_size);
@@ -559,15 +559,12 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   *helper_cpu_seconds += ParallelFor(nt, ComputeThreads(nt), [&](size_t i) {
     const TableBlocks& f = input->table_blocks[i];
     std::copy(f.spans.begin(), f.spans.end(), keys.blocks.begin() + base[i].span);
-    uint64_t block = base[i].block;
-    uint64_t entry = base[i].entry;
-    uint64_t key = base[i].key;
-    for (const InputDataBlock& b : f.data_blocks) {
-      const BlockLayout& l = b.layout;
-      if (l.n == 0) continue;  // no entries: nothing to decode
-      decode.blocks[block++] = MakeDecodeBlock(b.offset, l, key, entry);
-      entry += l.n;
-      key += uint64_t{l.n} * l.prefix_size + l.key_bytes;
+    DecodeBlock* to = decode.blocks.data() + base[i].block;
+    for (const DecodeBlock& b : f.blocks) {
+      *to = b;
+      to->key_base += base[i].key;
+      to->first_entry += base[i].entry;
+      ++to;
     }
   });
   if (keys_only) {

@@ -86,25 +86,20 @@ struct UserKeyRange {
   }
 };
 
-// A data block of an input table, validated.
-struct InputDataBlock {
-  uint64_t offset = 0;  // of its contents, in the file arena
-  BlockLayout layout;
-  uint64_t table = 0;  // its table file's number
-};
-
 // One table's blocks as its layout validation found them (on its reader
 // thread, right after the read), or the Corruption it found.
 struct TableBlocks {
-  std::vector<BlockSpan> spans;             // to checksum: data, filter, properties
-  std::vector<InputDataBlock> data_blocks;  // in file order
+  std::vector<BlockSpan> spans;  // to checksum: data, filter, properties
+  // Its data blocks with entries, in file order, as DecodeKeys takes them
+  // (MakeDecodeBlock, made as each block is validated) but numbered within
+  // the table: key_base and first_entry count from the table's first key
+  // byte and entry (DecodeInputTables adds the table's place in the job).
+  std::vector<DecodeBlock> blocks;
   Status status;
-  // Totals over data_blocks, summed as they are validated, so the decode
-  // can lay the tables out side by side without a pass over every block:
-  uint64_t entries = 0;        // their entries
-  uint64_t key_bytes = 0;      // their keys' bytes in the key arena (n * P + KS each)
-  uint64_t value_bytes = 0;    // their value sections' bytes
-  uint64_t decode_blocks = 0;  // those with entries (the ones DecodeKeys decodes)
+  // Totals over blocks, summed as they are validated, so the decode can
+  // lay the tables out side by side from O(tables) sums:
+  uint64_t entries = 0;    // their entries
+  uint64_t key_bytes = 0;  // their keys' bytes in the key arena (n * P + KS each)
   // The reader thread's CPU seconds for the validation (stage_cpu_seconds'
   // "validate", split from "read").
   double validate_cpu_seconds = 0;
