@@ -398,9 +398,9 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     const std::string fname = TableFileName(spec.dbname, t.number);
     std::call_once(tr.open, [&] {
       tr.failure.Add(spec.env->NewRandomAccessFile(fname, file_options, &tr.file));
-      // Lent only whole (a table or part shorter than its metadata says is
-      // read, and fails there); the pieces' stageability is asked under
-      // stage_mu.
+      // Lent only when the file holds every byte of it (a table or part
+      // shorter than its metadata says is read, and fails there); the
+      // pieces' stageability is asked under stage_mu.
       if (try_lend && tr.failure.ok() && tr.file->Lend(r.file_offset, r.needed, &tr.pieces).ok()) {
         std::lock_guard<std::mutex> l(stage_mu);
         tr.lent = std::all_of(tr.pieces.begin(), tr.pieces.end(), [&](const Slice& p) {
