@@ -185,6 +185,13 @@ void SetDeeperLevels(const Compaction& c, KeySortInput* keys);
 // With parts (a chunk of a larger job), only those byte ranges are read,
 // in their order, and only their data blocks are validated and later
 // checksummed (the filter and properties blocks are not read).
+// Lent tables: with staging and without direct reads, a table (or part)
+// whose Env lends its bytes in memory the device copies from
+// (RandomAccessFile::Lend, KeySortDevice::DirectHostMemory) is not read:
+// StageFrom copies it from the Env's memory and it is validated there; its
+// file stays open in input->lent_files until those copies are done. Should
+// the staging fail, the lent bytes are copied into the arena for DecodeKeys'
+// upload.
 // stage: each file is staged to the device as soon as it is read (device-
 // encode mode); false (keys-only mode) leaves the arena on the host (and
 // DecodeKeys uploads only the blocks' keys), and each reader thread checks
