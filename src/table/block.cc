@@ -6,65 +6,35 @@ namespace accelkv {
 
 namespace {
 
-// Checks an end-offset array of n entries: non-decreasing. *total = its last
-// entry (0 when n == 0).
-Status CheckEnds(const char* ends, uint32_t width, uint64_t n, const char* what, uint64_t* total) {
-  uint64_t prev = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t e = DecodeBlockEnd(ends, width, i);
-    if (e < prev) return Status::Corruption("block end offsets not monotonic", what);
-    prev = e;
-  }
-  *total = prev;
-  return Status::OK();
-}
-
 constexpr size_t kStackKey = 256;  // keys up to this size are compared from the stack
 
 }  // namespace
 
+Status BlockCheckStatus(BlockCheck check) {
+  switch (check) {
+    case BlockCheck::kOk:
+      return Status::OK();
+    case BlockCheck::kTooSmall:
+      return Status::Corruption("block too small");
+    case BlockCheck::kBadEmpty:
+      return Status::Corruption("bad empty block");
+    case BlockCheck::kCountTooLarge:
+      return Status::Corruption("block entry count too large");
+    case BlockCheck::kKeyEndsNotMonotonic:
+      return Status::Corruption("block end offsets not monotonic", "keys");
+    case BlockCheck::kValueEndsNotMonotonic:
+      return Status::Corruption("block end offsets not monotonic", "values");
+    case BlockCheck::kSectionsDoNotFill:
+      return Status::Corruption("block sections do not fill the block");
+  }
+  return Status::Corruption("block check failed");
+}
+
 Status Block::Validate(const Slice& contents, BlockLayout* layout) {
-  const uint64_t size = contents.size();
-  if (size < BlockLayout::kFooterSize) return Status::Corruption("block too small");
-  const char* data = contents.data();
-  const char* footer = data + size - BlockLayout::kFooterSize;
   BlockLayout l;
-  l.n = DecodeFixed32(footer);
-  l.prefix_size = DecodeFixed32(footer + 4);
-  l.key_width = DecodeFixed32(footer + 8);
-  l.value_width = DecodeFixed32(footer + 12);
-  l.offset_width = size <= BlockLayout::kMaxNarrowSize ? 2 : 4;
-  l.size = size;
-  const uint64_t n = l.n;
-  const bool key_var = l.key_width == BlockLayout::kVariable;
-  const bool value_var = l.value_width == BlockLayout::kVariable;
-  if (n == 0 && (l.prefix_size != 0 || l.key_width != 0 || l.value_width != 0)) {
-    return Status::Corruption("bad empty block");
-  }
-  const uint64_t arrays = ((key_var ? 1 : 0) + (value_var ? 1 : 0)) * n * l.offset_width;
-  if (arrays > size - BlockLayout::kFooterSize) {
-    return Status::Corruption("block entry count too large");
-  }
-  const uint64_t arrays_start = size - BlockLayout::kFooterSize - arrays;
-  const char* key_ends = data + arrays_start;
-  const char* value_ends = key_ends + (key_var ? n * l.offset_width : 0);
-  Status s;
-  if (key_var) {
-    s = CheckEnds(key_ends, l.offset_width, n, "keys", &l.key_bytes);
-  } else {
-    l.key_bytes = n * l.key_width;  // < 2^64: both factors < 2^32
-  }
-  if (!s.ok()) return s;
-  if (value_var) {
-    s = CheckEnds(value_ends, l.offset_width, n, "values", &l.value_bytes);
-  } else {
-    l.value_bytes = n * l.value_width;
-  }
-  if (!s.ok()) return s;
-  if (l.prefix_size > arrays_start || l.key_bytes > arrays_start - l.prefix_size ||
-      l.value_bytes != arrays_start - l.prefix_size - l.key_bytes) {
-    return Status::Corruption("block sections do not fill the block");
-  }
+  const BlockCheck check =
+      CheckBlockLayout(reinterpret_cast<const uint8_t*>(contents.data()), contents.size(), &l);
+  if (check != BlockCheck::kOk) return BlockCheckStatus(check);
   if (layout != nullptr) *layout = l;
   return Status::OK();
 }

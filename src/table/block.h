@@ -17,10 +17,15 @@
 #include "accelkv/slice.h"
 #include "accelkv/status.h"
 #include "table/block_builder.h"
+#include "table/block_check.h"
 #include "table/format.h"
 #include "util/coding.h"
 
 namespace accelkv {
+
+// The Status of a CheckBlockLayout result (table/block_check.h): OK, or
+// Corruption with the message its value names.
+Status BlockCheckStatus(BlockCheck check);
 
 // End offset i of an end-offset array of `width` (2 or 4) bytes per entry.
 inline uint64_t DecodeBlockEnd(const char* ends, uint32_t width, uint64_t i) {
@@ -39,7 +44,8 @@ class Block {
   // offsets) and takes ownership. Corruption if malformed; never reads out of
   // bounds whatever the bytes.
   static Status Parse(BlockContents contents, std::unique_ptr<Block>* result);
-  // The same checks, without taking ownership; *layout (if not null) is set
+  // The same checks (CheckBlockLayout, table/block_check.h, which CUDA
+  // kernels share), without taking ownership; *layout (if not null) is set
   // on success.
   static Status Validate(const Slice& contents, BlockLayout* layout = nullptr);
 

@@ -453,6 +453,24 @@ TEST(BlockTest, ValidatorRejectsEachStructuralError) {
   EXPECT_TRUE(Block::Validate(with16(ve, 4)).IsCorruption());      // values not monotonic
   EXPECT_TRUE(Block::Validate(with16(ve + 2, 4)).IsCorruption());  // past the arrays
   EXPECT_TRUE(Block::Validate(with16(ve + 2, 0xffff)).IsCorruption());
+  // Which check each case fails (CheckBlockLayout, shared with the GPU),
+  // and the message Validate gives for it.
+  auto check = [](const std::string& s) {
+    BlockLayout l;
+    return CheckBlockLayout(reinterpret_cast<const uint8_t*>(s.data()), s.size(), &l);
+  };
+  EXPECT_EQ(BlockCheck::kOk, check(good));
+  EXPECT_EQ(BlockCheck::kTooSmall, check(std::string(15, '\0')));
+  EXPECT_EQ(BlockCheck::kCountTooLarge, check(with32(f, 0xffffffffu)));
+  EXPECT_EQ(BlockCheck::kBadEmpty, check(with32(f, 0)));
+  EXPECT_EQ(BlockCheck::kSectionsDoNotFill, check(with32(f + 4, 1)));
+  EXPECT_EQ(BlockCheck::kKeyEndsNotMonotonic, check(with16(ke, 4)));
+  EXPECT_EQ(BlockCheck::kValueEndsNotMonotonic, check(with16(ve, 4)));
+  EXPECT_EQ("Corruption: block end offsets not monotonic: keys",
+            Block::Validate(with16(ke, 4)).ToString());
+  EXPECT_EQ("Corruption: block too small", Block::Validate(std::string(15, '\0')).ToString());
+  EXPECT_EQ("Corruption: block sections do not fill the block",
+            Block::Validate(with32(f + 4, 1)).ToString());
 }
 
 }  // namespace
