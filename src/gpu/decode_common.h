@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "gpu/key_sort_common.h"
+#include "table/block_check.h"
 
 namespace accelkv {
 namespace gpu {
@@ -76,13 +77,6 @@ inline uint32_t DecodeLanesPerEntry(const DecodeBlock* blocks, uint64_t nb) {
   return lanes;
 }
 
-// End offset i of an array of `width`-byte (2 or 4) little-endian offsets.
-ACCELKV_HD inline uint64_t LoadEnd(const uint8_t* ends, uint32_t width, uint64_t i) {
-  const uint8_t* p = ends + i * width;
-  if (width == 2) return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
-  return LoadFixed32(p);
-}
-
 // [*b, *e) of entry j within a section of this width (or its end offsets).
 ACCELKV_HD inline void SectionBounds(const uint8_t* ends, uint32_t width, uint32_t offset_width,
                                      uint32_t j, uint64_t* b, uint64_t* e) {
@@ -90,8 +84,8 @@ ACCELKV_HD inline void SectionBounds(const uint8_t* ends, uint32_t width, uint32
     *b = uint64_t{j} * width;
     *e = *b + width;
   } else {
-    *b = j == 0 ? 0 : LoadEnd(ends, offset_width, j - 1);
-    *e = LoadEnd(ends, offset_width, j);
+    *b = j == 0 ? 0 : BlockLoadEnd(ends, offset_width, j - 1);
+    *e = BlockLoadEnd(ends, offset_width, j);
   }
 }
 

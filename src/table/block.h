@@ -19,22 +19,12 @@
 #include "table/block_builder.h"
 #include "table/block_check.h"
 #include "table/format.h"
-#include "util/coding.h"
 
 namespace accelkv {
 
 // The Status of a CheckBlockLayout result (table/block_check.h): OK, or
 // Corruption with the message its value names.
 Status BlockCheckStatus(BlockCheck check);
-
-// End offset i of an end-offset array of `width` (2 or 4) bytes per entry.
-inline uint64_t DecodeBlockEnd(const char* ends, uint32_t width, uint64_t i) {
-  if (width == 2) {
-    const auto* p = reinterpret_cast<const uint8_t*>(ends + 2 * i);
-    return uint64_t{p[0]} | (uint64_t{p[1]} << 8);
-  }
-  return DecodeFixed32(ends + 4 * i);
-}
 
 class Block {
  public:
@@ -115,7 +105,7 @@ class Block {
   Block(BlockContents contents, const BlockLayout& layout);
 
   uint64_t End(const char* ends, uint32_t i) const {
-    return DecodeBlockEnd(ends, layout_.offset_width, i);
+    return BlockLoadEnd(reinterpret_cast<const uint8_t*>(ends), layout_.offset_width, i);
   }
   uint64_t KeyBegin(uint32_t i) const {
     if (layout_.key_width != BlockLayout::kVariable) return uint64_t{i} * layout_.key_width;
