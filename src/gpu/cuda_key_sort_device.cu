@@ -290,6 +290,104 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
   PinnedPool::Stats PinnedHostStats() const override { return ProcessPinnedPool().GetStats(); }
 
+  Status CheckBlocks(const uint8_t* arena, uint64_t arena_size, const HostVector<BlockSpan>& spans,
+                     HostVector<DecodeBlock>* blocks, BlockCheckResult* result,
+                     std::map<std::string, uint64_t>* stage_micros) override {
+    cudaGetLastError();  // clear a non-sticky error left by an earlier job
+    if (InjectedFailure() == GpuStage::kVerify) return Injected(GpuStage::kVerify);
+    // Staged whole here when the staging does not cover the arena (it
+    // failed, or was never begun), as DecodeKeys would upload it.
+    if (!(staged_.Covers(arena, arena_size) && dev_.arena != nullptr)) {
+      Status s = BeginStaging(arena, arena_size);
+      if (s.ok()) s = StageRange(0, arena_size);
+      if (!s.ok()) return s;
+    }
+    // The check is queued behind the staged copies still in flight (on
+    // stream_) and waited for with them: "copy_in_wait" is that wait less
+    // the check's device time (its events), "gpu_check".
+    *result = BlockCheckResult();
+    const uint64_t nb = spans.size();
+    const auto w = std::chrono::steady_clock::now();
+    if (nb == 0) {
+      blocks->clear();
+      ACCELKV_CUDA_TRY("verify", cudaStreamSynchronize(stream_));
+      (*stage_micros)["copy_in_wait"] += MicrosSince(w);
+      (*stage_micros)["gpu_check"] += 0;
+      return Status::OK();
+    }
+    JobAllocations mem(stream_);  // drains the stream on every exit path
+    // Device memory: 16 + 2 * 24 + 56 bytes a block and the scan's scratch,
+    // freed before DecodeKeys allocates its per-entry arrays (at least
+    // 28 + 8 bytes an entry and 56 a block with entries), so the job's
+    // peak is not raised where every block holds an entry.
+    BlockSpan* d_spans = nullptr;
+    BlockSums* d_shares = nullptr;
+    BlockSums* d_before = nullptr;
+    DecodeBlock* d_blocks = nullptr;
+    CheckTotals* d_totals = nullptr;
+    size_t scan_temp = 0;
+    uint8_t* d_temp = nullptr;
+    ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_spans, nb));
+    ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_shares, nb));
+    ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_before, nb));
+    ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_blocks, nb));
+    ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_totals, 1));
+    ACCELKV_CUDA_TRY(
+        "verify", cub::DeviceScan::ExclusiveScan(nullptr, scan_temp, d_shares, d_before,
+                                                 AddBlockSums(), BlockSums{0, 0, 0}, nb, stream_));
+    ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_temp, scan_temp));
+    ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[0], stream_));
+    ACCELKV_CUDA_TRY("verify", cudaMemcpyAsync(d_spans, spans.data(), nb * sizeof(BlockSpan),
+                                               cudaMemcpyHostToDevice, stream_));
+    // bad and fixed_min to ~0, fixed_max to 0 (the sums are written by
+    // WriteDecodeBlocksKernel).
+    ACCELKV_CUDA_TRY("verify", cudaMemsetAsync(d_totals, 0xff, sizeof(CheckTotals), stream_));
+    ACCELKV_CUDA_TRY("verify", cudaMemsetAsync(&d_totals->fixed_max, 0, 8, stream_));
+    CheckBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(dev_.arena, d_spans, nb, d_shares,
+                                                          d_totals);
+    ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+    ACCELKV_CUDA_TRY(
+        "verify", cub::DeviceScan::ExclusiveScan(d_temp, scan_temp, d_shares, d_before,
+                                                 AddBlockSums(), BlockSums{0, 0, 0}, nb, stream_));
+    WriteDecodeBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(dev_.arena, d_spans, nb, d_before,
+                                                                d_blocks, d_totals);
+    ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+    PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_totals),
+                                         d_mailbox_->check, 6);
+    ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+    // Every span's record comes back (at most nb have entries): one copy,
+    // one wait, then the vector is cut to those that have. Sized here,
+    // while the copies and kernels run (from the last job's size:
+    // JobInput::Clear).
+    blocks->resize(nb);
+    ACCELKV_CUDA_TRY("verify", cudaMemcpyAsync(blocks->data(), d_blocks, nb * sizeof(DecodeBlock),
+                                               cudaMemcpyDeviceToHost, stream_));
+    ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[1], stream_));
+    ACCELKV_CUDA_TRY("verify", cudaStreamSynchronize(stream_));
+    const uint64_t waited = MicrosSince(w);
+    float ms = 0;
+    ACCELKV_CUDA_TRY("verify", cudaEventElapsedTime(&ms, events_[0], events_[1]));
+    const auto check = std::min(waited, static_cast<uint64_t>(ms * 1000.0f));
+    (*stage_micros)["copy_in_wait"] += waited - check;
+    (*stage_micros)["gpu_check"] += check;
+    CheckTotals totals;
+    static_assert(sizeof(CheckTotals) == sizeof(mailbox_->check));
+    std::memcpy(&totals, mailbox_->check, sizeof(totals));
+    if (totals.bad != ~0ull) {
+      result->bad_block = totals.bad >> 8;
+      result->bad_code = static_cast<uint32_t>(totals.bad & 0xff);
+      blocks->clear();
+      return Status::OK();
+    }
+    if (totals.sums.blocks > nb) return Status::Aborted("gpu: verify: block count out of range");
+    result->sums = totals.sums;
+    if (totals.fixed_min != ~0ull) {
+      result->fixed_key_size = totals.fixed_min == totals.fixed_max ? totals.fixed_min : 0;
+    }
+    blocks->resize(totals.sums.blocks);
+    return Status::OK();
+  }
+
   Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
                     std::map<std::string, uint64_t>* stage_micros) override {
     cudaGetLastError();  // clear a non-sticky error left by an earlier job

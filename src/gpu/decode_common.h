@@ -34,6 +34,77 @@ struct DecodeBlock {
   uint32_t value_bytes;   // V (a block is under 4 GiB)
 };
 
+// The DecodeBlock of a data block whose layout check passed, its contents
+// at `offset` in the file arena, its keys at key_base in the key arena, its
+// first entry numbered first_entry.
+ACCELKV_HD inline DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& l,
+                                              uint64_t key_base, uint64_t first_entry) {
+  DecodeBlock d;
+  d.offset = offset;
+  d.key_base = key_base;
+  d.first_entry = first_entry;
+  d.key_bytes = l.key_bytes;
+  d.n = l.n;
+  d.prefix_size = l.prefix_size;
+  d.key_width = l.key_width;
+  d.value_width = l.value_width;
+  d.offset_width = l.offset_width;
+  d.value_bytes = static_cast<uint32_t>(l.value_bytes);  // the check: under the block's size
+  return d;
+}
+
+// What CheckDataBlock found: 0 (kDataBlockOk), a BlockCheck code of the
+// layout (1-6), or one of the two checks on a data block beyond its layout.
+constexpr uint32_t kDataBlockOk = 0;
+constexpr uint32_t kDataBlockCompressed = 100;   // "unsupported compression"
+constexpr uint32_t kDataBlockTooManyKeys = 101;  // "data block has more entries than distinct keys"
+
+// The input data block whose contents are contents[0, size), followed by
+// its trailer (REQUIRES: contents[size] readable): the trailer names no
+// compression, the layout passes CheckBlockLayout (*l then filled), and it
+// has at most one entry more than key-suffix bytes. Keys of a block are
+// distinct and share the prefix, so at most one suffix is empty: this
+// bounds the key arena (n * P + KS) by the file bytes' square. The checks
+// in that order, on the CPU (JobInput's reader threads, keys-only mode)
+// and on the device (KeySortDevice::CheckBlocks), so both find the same.
+ACCELKV_HD inline uint32_t CheckDataBlock(const uint8_t* contents, uint64_t size, BlockLayout* l) {
+  if (contents[size] != 0) return kDataBlockCompressed;
+  const BlockCheck check = CheckBlockLayout(contents, size, l);
+  if (check != BlockCheck::kOk) return static_cast<uint32_t>(check);
+  if (l->n > l->key_bytes + 1) return kDataBlockTooManyKeys;
+  return kDataBlockOk;
+}
+
+// The internal-key size of every entry of a checked block when its keys
+// have a fixed width (P + width, under 2^32), else 0.
+ACCELKV_HD inline uint64_t FixedKeySize(const BlockLayout& l) {
+  if (l.key_width == BlockLayout::kVariable) return 0;
+  const uint64_t size = uint64_t{l.prefix_size} + l.key_width;
+  return size > 0xffffffffull ? 0 : size;
+}
+
+// Running sums over checked data blocks (KeySortDevice::CheckBlocks' scan):
+// the blocks with entries, their entries and their keys' bytes in the key
+// arena (n * P + KS each).
+struct BlockSums {
+  uint64_t blocks;
+  uint64_t entries;
+  uint64_t key_bytes;
+};
+
+// A checked block's share of BlockSums (all zero for a block that failed
+// its check or has no entries).
+ACCELKV_HD inline BlockSums BlockShare(uint32_t code, const BlockLayout& l) {
+  if (code != kDataBlockOk || l.n == 0) return BlockSums{0, 0, 0};
+  return BlockSums{1, l.n, uint64_t{l.n} * l.prefix_size + l.key_bytes};
+}
+
+struct AddBlockSums {
+  ACCELKV_HD BlockSums operator()(const BlockSums& a, const BlockSums& b) const {
+    return BlockSums{a.blocks + b.blocks, a.entries + b.entries, a.key_bytes + b.key_bytes};
+  }
+};
+
 // Where entry j of a block and its internal key go.
 struct DecodedEntry {
   uint64_t suffix_src;  // its key suffix, in the file arena

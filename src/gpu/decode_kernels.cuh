@@ -1,6 +1,7 @@
-// The input side's kernels (docs/GPU.md, "Pipeline as built"): the blocks' CRC32C
-// verify, a warp per block or a thread block per large one, and the
-// entries' decode into the key arena. Included by cuda_key_sort_device.cu
+// The input side's kernels (docs/GPU.md, "Pipeline as built"): the data
+// blocks' layout check (a thread per block), the blocks' CRC32C verify, a
+// warp per block or a thread block per large one, and the entries' decode
+// into the key arena. Included by cuda_key_sort_device.cu
 // alone (see kernel_common.cuh).
 #pragma once
 
@@ -80,6 +81,53 @@ __global__ void DecodeKeysKernel(const uint8_t* arena, uint8_t* key_arena,
     value_size[entry] = d.value_size;
     if (!InternalKeyOk(arena, b, d)) atomicMin(bad_entry, static_cast<unsigned long long>(entry));
   }
+}
+
+// KeySortDevice::CheckBlocks' results on the device: the sums over every
+// block, the lowest failing span packed with its code (span << 8 | code,
+// ~0: none; codes are under 256), and the fixed key sizes' least and
+// greatest over the blocks with entries.
+struct CheckTotals {
+  BlockSums sums;
+  unsigned long long bad;        // ~0 before the check
+  unsigned long long fixed_min;  // ~0 before the check
+  unsigned long long fixed_max;  // 0 before the check
+};
+
+// One thread per span: its CheckDataBlock, its share of the sums (scanned
+// next, into each block's key base and first entry), and the totals'
+// lowest failure and fixed key sizes through atomics.
+__global__ void CheckBlocksKernel(const uint8_t* arena, const BlockSpan* spans, uint64_t nb,
+                                  BlockSums* shares, CheckTotals* totals) {
+  const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (i >= nb) return;
+  BlockLayout l;
+  const uint32_t code = CheckDataBlock(arena + spans[i].offset, spans[i].size, &l);
+  shares[i] = BlockShare(code, l);
+  if (code != kDataBlockOk) {
+    atomicMin(&totals->bad, static_cast<unsigned long long>((i << 8) | code));
+  } else if (l.n > 0) {
+    const auto fixed = static_cast<unsigned long long>(FixedKeySize(l));
+    atomicMin(&totals->fixed_min, fixed);
+    atomicMax(&totals->fixed_max, fixed);
+  }
+}
+
+// One thread per span: the DecodeBlock of each block with entries at its
+// place among them (before[i], the exclusive scan of the shares), and the
+// sums over every block from the last span.
+__global__ void WriteDecodeBlocksKernel(const uint8_t* arena, const BlockSpan* spans, uint64_t nb,
+                                        const BlockSums* before, DecodeBlock* blocks,
+                                        CheckTotals* totals) {
+  const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (i >= nb) return;
+  BlockLayout l;
+  const uint32_t code = CheckDataBlock(arena + spans[i].offset, spans[i].size, &l);
+  const BlockSums b = before[i];
+  if (code == kDataBlockOk && l.n > 0) {
+    blocks[b.blocks] = MakeDecodeBlock(spans[i].offset, l, b.key_bytes, b.entries);
+  }
+  if (i + 1 == nb) totals->sums = AddBlockSums()(b, BlockShare(code, l));
 }
 
 }  // namespace

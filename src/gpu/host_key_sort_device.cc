@@ -109,6 +109,50 @@ class HostKeySortDevice final : public KeySortDevice {
 
   void ReleaseEncodeInput() override { held_.Release(); }
 
+  // The kernels' work, block by block, the sums running as the scan's do.
+  Status CheckBlocks(const uint8_t* arena, uint64_t arena_size, const HostVector<BlockSpan>& spans,
+                     HostVector<DecodeBlock>* blocks, BlockCheckResult* result,
+                     std::map<std::string, uint64_t>* stage_micros) override {
+    if (InjectedFailure() == GpuStage::kVerify) {
+      return Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kVerify));
+    }
+    // Staged whole when the staging does not cover the arena, as the CUDA
+    // device does (only the bookkeeping: the arena is this device's memory).
+    if (!staged_.Covers(arena, arena_size)) {
+      Status s = BeginStaging(arena, arena_size);
+      if (s.ok()) s = StageRange(0, arena_size);
+      if (!s.ok()) return s;
+    }
+    (*stage_micros)["copy_in_wait"] += 0;
+    const auto t = std::chrono::steady_clock::now();
+    *result = BlockCheckResult();
+    blocks->clear();
+    BlockSums sums{0, 0, 0};
+    uint64_t fixed_min = ~uint64_t{0}, fixed_max = 0;
+    for (uint64_t i = 0; i < spans.size(); ++i) {
+      BlockLayout l;
+      const uint32_t code = CheckDataBlock(arena + spans[i].offset, spans[i].size, &l);
+      if (code != kDataBlockOk) {
+        result->bad_block = i;
+        result->bad_code = code;
+        blocks->clear();
+        break;
+      }
+      if (l.n == 0) continue;
+      blocks->push_back(MakeDecodeBlock(spans[i].offset, l, sums.key_bytes, sums.entries));
+      sums = AddBlockSums()(sums, BlockShare(code, l));
+      fixed_min = std::min(fixed_min, FixedKeySize(l));
+      fixed_max = std::max(fixed_max, FixedKeySize(l));
+    }
+    if (result->bad_block == ~uint64_t{0}) {
+      result->sums = sums;
+      if (fixed_min != ~uint64_t{0})
+        result->fixed_key_size = fixed_min == fixed_max ? fixed_min : 0;
+    }
+    (*stage_micros)["gpu_check"] += MicrosSince(t);
+    return Status::OK();
+  }
+
   // The kernel's work, entry by entry (each finds its block as a warp does).
   Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
                     std::map<std::string, uint64_t>* stage_micros) override {

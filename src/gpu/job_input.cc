@@ -37,6 +37,19 @@ std::string TableError(uint64_t number, const char* what) {
   return "table file " + std::to_string(number) + ": " + what;
 }
 
+// The Corruption of a data block of table file `number` that failed
+// CheckDataBlock with `code` (on the CPU or the device: the same message).
+Status DataBlockCorruption(uint64_t number, uint32_t code) {
+  if (code == kDataBlockCompressed) {
+    return Status::Corruption(TableError(number, "unsupported compression"));
+  }
+  if (code == kDataBlockTooManyKeys) {
+    return Status::Corruption(TableError(number, "data block has more entries than distinct keys"));
+  }
+  const Status layout = BlockCheckStatus(static_cast<BlockCheck>(code));
+  return Status::Corruption(TableError(number, layout.ToString().c_str()));
+}
+
 // Where one table's read goes: file bytes [file_offset, file_offset + size)
 // into arena[arena_offset, ...), of which the first `needed` bytes must
 // exist in the file (the rest, with direct reads, is the aligned cover's
@@ -144,8 +157,11 @@ class TableBytes {
 // its listed data blocks (DecodeBlocks).
 class TableDecoder {
  public:
-  TableDecoder(const TableBytes& bytes, const InputTable& t, TableBlocks* out)
-      : bytes_(bytes), table_(t), out_(out) {}
+  // check_layouts: each data block's layout is checked here (CheckDataBlock)
+  // and its DecodeBlock made; else (device-encode mode) its span is only
+  // listed, for the device's check (KeySortDevice::CheckBlocks).
+  TableDecoder(const TableBytes& bytes, const InputTable& t, bool check_layouts, TableBlocks* out)
+      : bytes_(bytes), table_(t), check_layouts_(check_layouts), out_(out) {}
 
   // The data blocks of a part read from file offset table_.file_offset.
   Status DecodeBlocks(const std::vector<BlockHandle>& blocks) {
@@ -153,8 +169,8 @@ class TableDecoder {
     out_->blocks.reserve(out_->blocks.size() + blocks.size());
     const size_t nb = blocks.size();
     for (size_t i = 0; i < nb; ++i) {
-      if (i + kFooterAhead < nb) PrefetchFooter(blocks[i + kFooterAhead]);
-      if (i + kArraysAhead < nb) PrefetchArrays(blocks[i + kArraysAhead]);
+      if (check_layouts_ && i + kFooterAhead < nb) PrefetchFooter(blocks[i + kFooterAhead]);
+      if (check_layouts_ && i + kArraysAhead < nb) PrefetchArrays(blocks[i + kArraysAhead]);
       const BlockHandle& h = blocks[i];
       if (!InPart(h)) return Corrupt("data block outside the part read");
       Status s = AddDataBlock(h);
@@ -251,17 +267,19 @@ class TableDecoder {
 
   // REQUIRES: h and its trailer lie inside the part read.
   Status AddDataBlock(const BlockHandle& h) {
+    if (!check_layouts_) {  // the device checks it
+      AddSpan(h);
+      ++out_->data_spans;
+      return Status::OK();
+    }
     const uint64_t at = h.offset - table_.file_offset;  // in the part
     const char* contents = bytes_.At(at, h.size + kBlockTrailerSize, &block_scratch_);
     if (contents == nullptr) return Corrupt("data block outside the part read");
-    if (contents[h.size] != 0) return Corrupt("unsupported compression");
     BlockLayout l;
-    Status s = Block::Validate(Slice(contents, h.size), &l);
-    if (!s.ok()) return Corrupt(s);
-    // Keys of a block are distinct and share the prefix, so at most one
-    // suffix is empty: this bounds the key arena by the file bytes' square.
-    if (l.n > l.key_bytes + 1) return Corrupt("data block has more entries than distinct keys");
+    const uint32_t code = CheckDataBlock(reinterpret_cast<const uint8_t*>(contents), h.size, &l);
+    if (code != kDataBlockOk) return DataBlockCorruption(table_.number, code);
     AddSpan(h);
+    ++out_->data_spans;
     if (l.n > 0) {
       // Its record for DecodeKeys now, while the block's layout is at hand,
       // rather than the layout kept for a second pass.
@@ -269,16 +287,14 @@ class TableDecoder {
           MakeDecodeBlock(table_.offset + at, l, out_->key_bytes, out_->entries));
       out_->entries += l.n;
       out_->key_bytes += uint64_t{l.n} * l.prefix_size + l.key_bytes;
-      const uint64_t size =
-          l.key_width == BlockLayout::kVariable ? 0 : uint64_t{l.prefix_size} + l.key_width;
-      const uint64_t fixed = size > std::numeric_limits<uint32_t>::max() ? 0 : size;
-      out_->fixed_key_size = TableBlocks::MergeFixedKeySize(out_->fixed_key_size, fixed);
+      out_->fixed_key_size = TableBlocks::MergeFixedKeySize(out_->fixed_key_size, FixedKeySize(l));
     }
     return Status::OK();
   }
 
   const TableBytes& bytes_;
   const InputTable& table_;
+  const bool check_layouts_;
   TableBlocks* const out_;
   std::string index_scratch_;  // the index block, when it lies across lent pieces
   std::string block_scratch_;  // likewise a data block
@@ -316,22 +332,6 @@ Status DecodeIndexBlock(const char* contents, size_t size, uint64_t data_end,
   return Status::OK();
 }
 
-DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& l, uint64_t key_base,
-                            uint64_t first_entry) {
-  DecodeBlock d;
-  d.offset = offset;
-  d.key_base = key_base;
-  d.first_entry = first_entry;
-  d.key_bytes = l.key_bytes;
-  d.n = l.n;
-  d.prefix_size = l.prefix_size;
-  d.key_width = l.key_width;
-  d.value_width = l.value_width;
-  d.offset_width = l.offset_width;
-  d.value_bytes = static_cast<uint32_t>(l.value_bytes);  // Validate: under the block's size
-  return d;
-}
-
 const InputTable& JobInput::TableAt(uint64_t offset) const {
   auto it = std::upper_bound(tables.begin(), tables.end(), offset,
                              [](uint64_t o, const InputTable& t) { return o < t.offset; });
@@ -359,7 +359,10 @@ void JobInput::Clear() {
   keys.flags.clear();
   keys.snapshots.clear();
   keys.fixed_key_size = 0;
-  decode.blocks.clear();
+  // So do the data blocks' records (decode.blocks) and spans to check
+  // (check_spans), which DecodeInputTables and the device's check
+  // (KeySortDevice::CheckBlocks) resize and overwrite: a resize from empty
+  // zero-filled 56 bytes a block on the check's critical path.
   out_of_range = 0;  // a whole job after a chunk of another marks none
 }
 
@@ -500,7 +503,7 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
     TableBlocks& found = input->table_blocks[i];
     const double cpu0 = ThreadCpuSeconds();
     const TableBytes bytes = tr.lent ? TableBytes(tr.pieces) : TableBytes(arena + t.offset, t.size);
-    TableDecoder decoder(bytes, t, &found);
+    TableDecoder decoder(bytes, t, /*check_layouts=*/!stage, &found);
     found.status = parts == nullptr ? decoder.Decode() : decoder.DecodeBlocks((*parts)[i].blocks);
     found.validate_cpu_seconds = ThreadCpuSeconds() - cpu0;
     if (!stage && found.status.ok()) {
@@ -595,39 +598,51 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   } cancel{device};
   KeySortInput& keys = input->keys;
   keys.snapshots.assign(spec.snapshots.begin(), spec.snapshots.end());
-  // The tables' blocks (validated on the reader threads) in table order;
-  // the first failure in table order is the job's. Each table's spans and
-  // decode records (made by its reader thread, numbered within the table)
-  // go to their own place in the job's arrays (from the tables' totals),
-  // filled on several threads, each record's key base and first entry
-  // moved by its table's: the key arena's layout puts each block's keys at
-  // the sum of n * P + KS of the blocks before it (decode_common.h), the
-  // entries numbered in the same order.
+  // The tables in table order; the first failure in table order is the
+  // job's. The reader threads found the footer and index failures (and in
+  // keys-only mode every data block's); in device-encode mode the device
+  // checks the data blocks listed before the first such failure, and one
+  // of those failing comes before it. Each table's spans, data blocks' spans and
+  // (keys-only mode) decode records go to their own place in the job's
+  // arrays (from the tables' totals), filled on several threads, each
+  // record's key base and first entry moved by its table's: the key
+  // arena's layout puts each block's keys at the sum of n * P + KS of the
+  // blocks before it (decode_common.h), the entries numbered in the same
+  // order (the device's check lays them out so too).
   const size_t nt = input->table_blocks.size();
+  size_t failed = nt;  // the first table whose reader found a failure
+  for (size_t i = 0; i < nt && failed == nt; ++i) {
+    if (!input->table_blocks[i].status.ok()) failed = i;
+  }
+  if (keys_only && failed < nt) return input->table_blocks[failed].status;
   struct TableBase {
-    uint64_t span = 0, block = 0, entry = 0, key = 0;
+    uint64_t span = 0, data = 0, block = 0, entry = 0, key = 0;
   };
   std::vector<TableBase> base(nt + 1);
   keys.fixed_key_size = 0;
   uint64_t fixed = TableBlocks::kNoEntries;  // one key size for every entry, or 0
   for (size_t i = 0; i < nt; ++i) {
     const TableBlocks& f = input->table_blocks[i];
-    if (!f.status.ok()) return f.status;
     base[i + 1].span = base[i].span + f.spans.size();
+    base[i + 1].data = base[i].data + f.data_spans;
     base[i + 1].block = base[i].block + f.blocks.size();
     base[i + 1].entry = base[i].entry + f.entries;
     base[i + 1].key = base[i].key + f.key_bytes;
     fixed = TableBlocks::MergeFixedKeySize(fixed, f.fixed_key_size);
   }
-  if (fixed != TableBlocks::kNoEntries) keys.fixed_key_size = static_cast<uint32_t>(fixed);
-  const uint64_t entries = base[nt].entry;
-  const uint64_t key_bytes = base[nt].key;
+  // Device-encode mode: the tables through the failed one are checked.
+  const size_t checked = keys_only ? 0 : std::min(failed + 1, nt);
   DecodeInput& decode = input->decode;
   keys.blocks.resize(base[nt].span);
-  decode.blocks.resize(base[nt].block);
+  if (keys_only) decode.blocks.resize(base[nt].block);  // else CheckBlocks sizes it
+  input->check_spans.resize(base[checked].data);
   *helper_cpu_seconds += ParallelFor(nt, ComputeThreads(nt), [&](size_t i) {
     const TableBlocks& f = input->table_blocks[i];
     std::copy(f.spans.begin(), f.spans.end(), keys.blocks.begin() + base[i].span);
+    if (i < checked) {
+      std::copy(f.spans.begin(), f.spans.begin() + f.data_spans,
+                input->check_spans.begin() + base[i].data);
+    }
     DecodeBlock* to = decode.blocks.data() + base[i].block;
     for (const DecodeBlock& b : f.blocks) {
       *to = b;
@@ -636,6 +651,27 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       ++to;
     }
   });
+  uint64_t entries = base[nt].entry;
+  uint64_t key_bytes = base[nt].key;
+  if (!keys_only) {
+    (*stage_micros)["decode"] += MicrosSince(t);  // the check adds its own stages
+    BlockCheckResult checks;
+    Status s = device->CheckBlocks(keys.arena, keys.arena_size, input->check_spans, &decode.blocks,
+                                   &checks, stage_micros);
+    if (!s.ok()) return s;
+    if (checks.bad_block != ~uint64_t{0}) {
+      // The table of the lowest failing span.
+      size_t t = 0;
+      while (base[t + 1].data <= checks.bad_block) ++t;
+      return DataBlockCorruption(input->tables[t].number, checks.bad_code);
+    }
+    if (failed < nt) return input->table_blocks[failed].status;
+    entries = checks.sums.entries;
+    key_bytes = checks.sums.key_bytes;
+    fixed = checks.fixed_key_size;
+    t = std::chrono::steady_clock::now();
+  }
+  if (fixed != TableBlocks::kNoEntries) keys.fixed_key_size = static_cast<uint32_t>(fixed);
   if (keys_only) {
     // The reader threads checked the checksums (ReadInputTables), side by
     // side: the slowest table's check is the stage's time.

@@ -1,18 +1,21 @@
 // JobInput: the CPU half of the GPU pipeline's front end. Reads a
 // compaction job's input table files whole into the device's host file
-// arena (pinned on the GPU backend) and decodes their layout: footer, index
-// block (its CRC checked here, it is needed to find the rest), every data
-// block's layout (Block::Validate) and where each block's keys go in the key
-// arena. The device then materializes every entry's internal key (block
-// prefix ++ suffix) into the key arena and locates its value in the file
-// arena (KeySortDevice::DecodeKeys, decode_common.h); the CPU passes the
-// deeper levels' file ranges on (SetDeeperLevels), from which the device's
-// dedup answers IsBaseLevelForKey for tombstones. The data, filter and
-// properties blocks are left for the device to checksum (keys-only mode:
-// the reader threads check them, and the values stay on the host).
+// arena (pinned on the GPU backend) and decodes their layout: footer and
+// index block (its CRC checked here, it is needed to find the rest). Every
+// data block's layout is then checked (CheckDataBlock, decode_common.h) and
+// its keys placed in the key arena: on the device, over the staged arena,
+// in device-encode mode (KeySortDevice::CheckBlocks), so that the CPU
+// never reads the data blocks; by the reader threads in keys-only mode.
+// The device then materializes every entry's internal key (block prefix ++
+// suffix) into the key arena and locates its value in the file arena
+// (KeySortDevice::DecodeKeys); the CPU passes the deeper levels' file
+// ranges on (SetDeeperLevels), from which the device's dedup answers
+// IsBaseLevelForKey for tombstones. The data, filter and properties blocks
+// are left for the device to checksum (keys-only mode: the reader threads
+// check them, and the values stay on the host).
 //
-// Every offset is bounds-checked (Block::Validate makes every entry of a
-// block lie inside it); malformed bytes give Corruption, never a read
+// Every offset is bounds-checked (a block that passes CheckDataBlock has
+// every entry inside it); malformed bytes give Corruption, never a read
 // outside the arena.
 //
 // Thread safety: one job per JobInput.
@@ -86,17 +89,24 @@ struct UserKeyRange {
   }
 };
 
-// One table's blocks as its layout validation found them (on its reader
-// thread, right after the read), or the Corruption it found.
+// One table's blocks as its reader thread found them, right after the
+// read, or the first Corruption it found. In device-encode mode it reads
+// the footer and the index block and lists the data blocks, which the
+// device checks (KeySortDevice::CheckBlocks): blocks and the totals below
+// stay empty. In keys-only mode it checks every data block's layout too.
 struct TableBlocks {
-  std::vector<BlockSpan> spans;  // to checksum: data, filter, properties
-  // Its data blocks with entries, in file order, as DecodeKeys takes them
-  // (MakeDecodeBlock, made as each block is validated) but numbered within
-  // the table: key_base and first_entry count from the table's first key
-  // byte and entry (DecodeInputTables adds the table's place in the job).
+  // To checksum: the data blocks, spans[0, data_spans) (in device-encode
+  // mode those before a failure), then the filter and properties blocks.
+  std::vector<BlockSpan> spans;
+  uint64_t data_spans = 0;
+  // Keys-only mode: its data blocks with entries, in file order, as
+  // DecodeKeys takes them (MakeDecodeBlock, made as each block is checked)
+  // but numbered within the table: key_base and first_entry count from the
+  // table's first key byte and entry (DecodeInputTables adds the table's
+  // place in the job).
   std::vector<DecodeBlock> blocks;
   Status status;
-  // Totals over blocks, summed as they are validated, so the decode can
+  // Totals over blocks, summed as they are checked, so the decode can
   // lay the tables out side by side from O(tables) sums:
   uint64_t entries = 0;    // their entries
   uint64_t key_bytes = 0;  // their keys' bytes in the key arena (n * P + KS each)
@@ -133,6 +143,9 @@ struct JobInput {
   HostVector<uint64_t> value_offset;      // per entry, into the file arena
   HostVector<uint32_t> value_size;
   DecodeInput decode;  // the data blocks with entries, for KeySortDevice::DecodeKeys
+  // Device-encode mode: the data blocks' spans the device checks
+  // (KeySortDevice::CheckBlocks), in table order.
+  HostVector<BlockSpan> check_spans;
   // Entries outside the chunk's key range (kFlagOutOfRange), set by
   // DecodeInputTables; 0 for a job read whole.
   uint64_t out_of_range = 0;
@@ -141,17 +154,12 @@ struct JobInput {
   const InputTable& TableAt(uint64_t offset) const;
   // Empties every array but keeps its capacity: the executor reuses one
   // JobInput across jobs, so a job's per-entry arrays are not fresh pages.
-  // keys.key_offset, keys.key_size, value_offset and value_size keep even
-  // their size (stale until DecodeInputTables resizes and fills them), so
-  // that the resize does not zero-fill them again.
+  // keys.key_offset, keys.key_size, value_offset, value_size, decode.blocks
+  // and check_spans keep even their size (stale until DecodeInputTables
+  // resizes and fills them), so that the resize does not zero-fill them
+  // again.
   void Clear();
 };
-
-// The DecodeBlock of a validated data block whose contents are at `offset`
-// in the file arena, its keys at key_base in the key arena, its first entry
-// numbered first_entry.
-DecodeBlock MakeDecodeBlock(uint64_t offset, const BlockLayout& layout, uint64_t key_base,
-                            uint64_t first_entry);
 
 // Decodes an index block's contents (trailer checked by the caller): each
 // entry's block handle, which must lie inside [0, data_end) with its
@@ -176,8 +184,8 @@ void SetDeeperLevels(const Compaction& c, KeySortInput* keys);
 // 4 KiB-aligned cover into a 4 KiB-aligned span of the arena), then on
 // each reader thread, as soon as its file is read, StageRange of the
 // file's span (under a mutex) and the validation of the table's layout
-// (footer, index block, every data block's layout) into
-// input->table_blocks, while the device copies. The first read failure in
+// (footer, index block; keys-only mode: every data block's layout too)
+// into input->table_blocks, while the device copies. The first read failure in
 // file order is returned, after CancelStaging; a validation failure is
 // left for DecodeInputTables to return, a staging failure leaves the
 // upload to DecodeKeys. Adds the helper threads' CPU seconds to
@@ -203,8 +211,10 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
 
 // Decodes the tables read by ReadInputTables: their validated blocks in
 // table order (the first validation failure in table order is returned:
-// Corruption for malformed bytes, with the table file), lays out the key
-// arena (device->HostKeyArena), then the device materializes every key and
+// Corruption for malformed bytes, with the table file; in device-encode
+// mode the data blocks' layouts are checked and laid out by the device,
+// KeySortDevice::CheckBlocks, its stages "copy_in_wait" and "gpu_check"),
+// lays out the key arena (device->HostKeyArena), then the device materializes every key and
 // fills the entry arrays (DecodeKeys, which finds the file arena staged);
 // keys.flags and keys.snapshots last. The keys and the entry arrays may
 // still be on their way back from the device when it returns (the caller

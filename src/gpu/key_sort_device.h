@@ -143,6 +143,20 @@ struct KeySortInput {
   }
 };
 
+// What KeySortDevice::CheckBlocks found over a job's data blocks.
+struct BlockCheckResult {
+  // The lowest span that failed its check (~0: none), and its
+  // CheckDataBlock code; the other fields mean nothing when there is one.
+  uint64_t bad_block = ~uint64_t{0};
+  uint32_t bad_code = kDataBlockOk;
+  BlockSums sums{0, 0, 0};  // over every block: with entries, entries, key bytes
+  // The internal-key size of every entry when every block with entries
+  // has fixed-width keys of one size (FixedKeySize), 0 when they differ or
+  // vary, kNoEntries when no block has entries.
+  static constexpr uint64_t kNoEntries = ~uint64_t{0};
+  uint64_t fixed_key_size = kNoEntries;
+};
+
 // DecodeKeys' input: the validated data blocks of the file arena that hold
 // entries (decode_common.h), and the host key arena to fill.
 struct DecodeInput {
@@ -692,6 +706,29 @@ class KeySortDevice {
   // ArenaSpanBytes): the padding is counted, not left to the fixed slack.
   static uint64_t BytesNeeded(uint64_t arena_bytes, uint64_t key_arena_bytes, uint64_t entries,
                               uint64_t blocks);
+
+  // Checks the data blocks of the file arena (HostArena's buffer,
+  // arena_size bytes) whose contents lie at spans (each followed by its
+  // trailer, inside the arena; device-encode mode, where the CPU reads only
+  // the tables' footers and index blocks): CheckDataBlock on each, as the
+  // CPU would. Fills *blocks with the DecodeBlock of every block with
+  // entries, in span order, its key_base and first_entry the sums over the
+  // blocks before it (the key arena's layout, decode_common.h), and
+  // *result (the lowest failing span wins). The arena is on the device
+  // after the call: staged (BeginStaging; the CUDA device waits here for the
+  // staged copies still in flight), or, when the staging does not cover it,
+  // staged whole by the call, so that DecodeKeys finds it staged. The CUDA
+  // device queues the check behind the staged copies and waits for both:
+  // adds "gpu_check" (the check's device time, with its records' copy
+  // back) and "copy_in_wait" (the rest of that wait: the part of the
+  // copies left on the critical path, as DecodeKeys would have waited).
+  // Aborted("gpu: verify: ...") on a device failure, and for an injected
+  // kVerify failure (keys-only mode, which does not call it, meets that in
+  // Run).
+  virtual Status CheckBlocks(const uint8_t* arena, uint64_t arena_size,
+                             const HostVector<BlockSpan>& spans, HostVector<DecodeBlock>* blocks,
+                             BlockCheckResult* result,
+                             std::map<std::string, uint64_t>* stage_micros) = 0;
 
   // Materializes every entry's internal key into in.key_arena and fills
   // *out (decode_common.h; 1-32 lanes per entry on the GPU, which then keeps the

@@ -17,6 +17,7 @@
 #include "table/block.h"
 #include "table/block_builder.h"
 #include "testutil/test_util.h"
+#include "util/coding.h"
 #include "util/internal_key.h"
 #include "util/random.h"
 
@@ -199,6 +200,153 @@ TEST(GpuDecodeCommonTest, LanesPerEntryGiveEachLaneAtMostEightBytesOfTheLargestA
   EXPECT_EQ(4u, gpu::DecodeLanesPerEntry(blocks.data(), blocks.size()));
   blocks.push_back(block(3, 0, 3 * 1024));
   EXPECT_EQ(32u, gpu::DecodeLanesPerEntry(blocks.data(), blocks.size()));
+}
+
+// KeySortDevice::CheckBlocks over blocks of every layout, some empty,
+// each followed by its trailer, against the CPU's CheckDataBlock on each:
+// the records of the blocks with entries (key bases and first entries the
+// running sums), the sums, the fixed key size, and, with malformed blocks
+// (a footer word or a byte of the end offsets flipped, a compressed
+// trailer, a block of more entries than key bytes), the lowest failing
+// block and its code. The arena is staged whole first in odd rounds; in
+// even rounds the check stages it itself.
+TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
+  Random rnd(test::TestSeed());
+  int failures = 0, too_many = 0, compressed = 0;
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::string arena_bytes;
+    gpu::HostVector<gpu::BlockSpan> spans;
+    const int nb = 1 + static_cast<int>(rnd.Uniform(round % 4 == 0 ? 3000 : 40));
+    // Every block of a round has fixed keys of one size in rounds 5, 10, ...
+    const bool fixed_round = round % 5 == 0;
+    for (int b = 0; b < nb; ++b) {
+      BlockBuilder builder;
+      if (fixed_round) {  // internal keys of 16 bytes, ascending
+        const int n = 1 + static_cast<int>(rnd.Uniform(30));
+        for (int i = 0; i < n; ++i) {
+          std::string user(8, '\0');
+          EncodeFixed64(user.data(), static_cast<uint64_t>(b) << 32 | static_cast<uint64_t>(i));
+          std::reverse(user.begin(), user.end());  // big-endian: bytewise order
+          builder.Add(InternalKey(user, 7, ValueType::kValue).Encode(), "v");
+        }
+      } else if (!rnd.OneIn(8)) {  // else empty: n == 0
+        const Entries e = RandomBlock(&rnd, static_cast<int>(rnd.Uniform(5)));
+        for (const auto& [k, v] : e) builder.Add(k, v);
+      }
+      std::string contents = builder.Finish().ToString();
+      const bool bad = round % 2 == 1 && rnd.OneIn(static_cast<uint32_t>(nb));
+      char trailer = 0;
+      if (bad) {
+        switch (rnd.Uniform(4)) {
+          case 0:  // a footer word (n, P, key width or value width)
+            contents[contents.size() - 16 + rnd.Uniform(16)] ^= static_cast<char>(0x81);
+            break;
+          case 1:  // a byte of the end offsets, or a section's (an empty block: its n)
+            contents[contents.size() == 16
+                         ? 0
+                         : rnd.Uniform(static_cast<uint32_t>(contents.size() - 16))] ^= 0x7f;
+            break;
+          case 2:
+            trailer = 1;
+            ++compressed;
+            break;
+          default: {  // five entries of empty keys and values: no array, no byte
+            contents.assign(16, '\0');
+            contents[0] = 5;
+            ++too_many;
+            break;
+          }
+        }
+      }
+      spans.push_back(gpu::BlockSpan{arena_bytes.size(), contents.size()});
+      arena_bytes += contents;
+      arena_bytes.push_back(trailer);
+      arena_bytes.append(4, 'c');  // the checksum's place
+    }
+    // The CPU's answer.
+    uint64_t bad_block = ~uint64_t{0};
+    uint32_t bad_code = gpu::kDataBlockOk;
+    std::vector<gpu::DecodeBlock> expected;
+    gpu::BlockSums sums{0, 0, 0};
+    uint64_t fixed = gpu::BlockCheckResult::kNoEntries;
+    for (size_t i = 0; i < spans.size() && bad_block == ~uint64_t{0}; ++i) {
+      BlockLayout l;
+      const uint32_t code = gpu::CheckDataBlock(
+          reinterpret_cast<const uint8_t*>(arena_bytes.data()) + spans[i].offset, spans[i].size,
+          &l);
+      if (code != gpu::kDataBlockOk) {
+        bad_block = i;
+        bad_code = code;
+      } else if (l.n > 0) {
+        expected.push_back(gpu::MakeDecodeBlock(spans[i].offset, l, sums.key_bytes, sums.entries));
+        sums = gpu::AddBlockSums()(sums, gpu::BlockShare(code, l));
+        const uint64_t f = gpu::FixedKeySize(l);
+        fixed = fixed == gpu::BlockCheckResult::kNoEntries ? f : (fixed == f ? f : 0);
+      }
+    }
+    if (bad_block != ~uint64_t{0}) ++failures;
+    if (fixed_round && bad_block == ~uint64_t{0}) {
+      EXPECT_EQ(16u, fixed);
+    }
+    uint8_t* arena = nullptr;
+    ASSERT_TRUE(device_->HostArena(arena_bytes.size(), &arena).ok());
+    std::memcpy(arena, arena_bytes.data(), arena_bytes.size());
+    if (round % 2 == 1) {
+      ASSERT_TRUE(device_->BeginStaging(arena, arena_bytes.size()).ok());
+      ASSERT_TRUE(device_->StageRange(0, arena_bytes.size()).ok());
+    }
+    gpu::HostVector<gpu::DecodeBlock> blocks;
+    gpu::BlockCheckResult result;
+    std::map<std::string, uint64_t> stages;
+    ASSERT_TRUE(
+        device_->CheckBlocks(arena, arena_bytes.size(), spans, &blocks, &result, &stages).ok());
+    EXPECT_EQ(1u, stages.count("copy_in_wait"));
+    EXPECT_EQ(1u, stages.count("gpu_check"));
+    ASSERT_EQ(bad_block, result.bad_block);
+    if (bad_block != ~uint64_t{0}) {
+      EXPECT_EQ(bad_code, result.bad_code);
+      device_->CancelStaging();
+      continue;
+    }
+    EXPECT_EQ(sums.blocks, result.sums.blocks);
+    EXPECT_EQ(sums.entries, result.sums.entries);
+    EXPECT_EQ(sums.key_bytes, result.sums.key_bytes);
+    EXPECT_EQ(fixed, result.fixed_key_size);
+    ASSERT_EQ(expected.size(), blocks.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_EQ(0, std::memcmp(&expected[i], &blocks[i], sizeof(gpu::DecodeBlock))) << i;
+    }
+    device_->CancelStaging();
+  }
+  // Each kind of failure was met, and the first failing block won.
+  EXPECT_LT(5, failures);
+  EXPECT_LT(0, too_many);
+  EXPECT_LT(0, compressed);
+}
+
+// The checks beyond the layout, and their order: a compressed trailer
+// before the layout, more entries than key-suffix bytes after it.
+TEST(GpuDecodeCommonTest, CheckDataBlockCodes) {
+  BlockBuilder builder;
+  builder.Add(InternalKey("k", 1, ValueType::kValue).Encode(), "v");
+  std::string block = builder.Finish().ToString();
+  block.push_back('\0');
+  BlockLayout l;
+  const auto* p = reinterpret_cast<const uint8_t*>(block.data());
+  EXPECT_EQ(gpu::kDataBlockOk, gpu::CheckDataBlock(p, block.size() - 1, &l));
+  EXPECT_EQ(1u, l.n);
+  block.back() = 1;
+  EXPECT_EQ(gpu::kDataBlockCompressed, gpu::CheckDataBlock(p, block.size() - 1, &l));
+  std::string footer_only(17, '\0');  // five entries of empty keys and values, trailer 0
+  footer_only[0] = 5;
+  p = reinterpret_cast<const uint8_t*>(footer_only.data());
+  EXPECT_EQ(gpu::kDataBlockTooManyKeys, gpu::CheckDataBlock(p, 16, &l));
+  footer_only[16] = 2;  // compression is checked first
+  EXPECT_EQ(gpu::kDataBlockCompressed, gpu::CheckDataBlock(p, 16, &l));
+  footer_only[16] = 0;
+  footer_only[4] = 1;  // a prefix byte the block has not: the layout fails
+  EXPECT_EQ(static_cast<uint32_t>(BlockCheck::kSectionsDoNotFill), gpu::CheckDataBlock(p, 16, &l));
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, GpuDecodeTest, testing::Values("host", "cuda"),

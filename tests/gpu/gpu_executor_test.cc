@@ -29,6 +29,7 @@
 #include "gpu/key_sort_device.h"
 #include "gpu/pinned_file_memory.h"
 #include "table/block_builder.h"
+#include "table/format.h"
 #include "testutil/test_util.h"
 #include "util/coding.h"
 #include "util/filename.h"
@@ -67,6 +68,7 @@ struct StagingCounts {
   // after the chunk was placed would.
   int fail_landed_at = -1;
   bool pending = false;    // a device arena staged, neither taken by DecodeKeys nor cancelled
+  int block_checks = 0;    // CheckBlocks calls (device-encode mode: one per job or chunk)
   int runs = 0;            // Run calls (one per job, or per chunk of a chunked job)
   int fail_run = 0;        // when not 0: Run call number fail_run (from 1) returns Aborted
   int plan_waits = 0;      // WaitPlan calls
@@ -203,6 +205,13 @@ class CountingDevice final : public gpu::KeySortDevice {
   gpu::PinnedPool::Stats PinnedHostStats() const override { return inner_->PinnedHostStats(); }
   uint64_t MemoryBudget() const override {
     return *budget_ != 0 ? *budget_ : inner_->MemoryBudget();
+  }
+  Status CheckBlocks(const uint8_t* arena, uint64_t arena_size,
+                     const gpu::HostVector<gpu::BlockSpan>& spans,
+                     gpu::HostVector<gpu::DecodeBlock>* blocks, gpu::BlockCheckResult* result,
+                     std::map<std::string, uint64_t>* stage_micros) override {
+    ++staging_->block_checks;
+    return inner_->CheckBlocks(arena, arena_size, spans, blocks, result, stage_micros);
   }
   Status DecodeKeys(const gpu::DecodeInput& in, gpu::DecodeOutput* out,
                     std::map<std::string, uint64_t>* stage_micros) override {
@@ -1307,8 +1316,8 @@ TEST_P(GpuExecutorTest, OutputRingByteIdenticalToCpu) {
 // lends its chunks, which the device's copies back fill (ChunkPlace::lent),
 // and the output equals the CPU executor's. When a StageFrom fails midway
 // (the second table's, odd iterations) the staging is cancelled, the
-// executor copies the lent tables into the host arena and DecodeKeys
-// uploads it: the same output.
+// executor copies the lent tables into the host arena and the device's
+// layout check (CheckBlocks) stages it whole: the same output.
 TEST_P(GpuExecutorTest, LentInputsAndOutputsByteIdenticalToCpu) {
   ASSERT_NO_FATAL_FAILURE(UsePinnedMemEnv(4096));
   ::setenv("ACCELKV_GPU_ENCODE", "device", 1);  // staged: device-encode mode
@@ -1338,7 +1347,8 @@ TEST_P(GpuExecutorTest, LentInputsAndOutputsByteIdenticalToCpu) {
       EXPECT_EQ(1, staging_.lent_tables - tables_before);  // the first table, then none
       EXPECT_LT(0u, staging_.lent_bytes - lent_before);
       EXPECT_GT(input_bytes, staging_.lent_bytes - lent_before);
-      EXPECT_FALSE(gpu_result.stage_micros.count("copy_in_wait"));  // uploaded whole
+      // The device's layout check (CheckBlocks) staged the arena whole.
+      EXPECT_TRUE(gpu_result.stage_micros.count("copy_in_wait"));
     } else {
       EXPECT_EQ(input_bytes, staging_.lent_bytes - lent_before);
       EXPECT_LT(static_cast<int>(input_bytes / 4096), staging_.lent_pieces - pieces_before);
@@ -1752,6 +1762,72 @@ TEST_P(GpuExecutorTest, FirstMalformedBlockInFileOrderFailsTheJob) {
   const std::string both_error = run(both);
   EXPECT_NE(std::string::npos, both_error.find("unsupported compression")) << both_error;
   EXPECT_NE(late_error, both_error);
+}
+
+// The first failure in table order fails the job, whether the reader
+// threads found it (a table's index block) or the device's layout check
+// (a data block of an earlier table: device-encode mode) or the readers
+// again (keys-only mode, which checks layouts on the CPU): the same error
+// in both encode modes.
+TEST_P(GpuExecutorTest, FirstFailingTableFailsTheJobWhicheverCheckFoundIt) {
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewJob(&rnd);
+  ASSERT_GE(job.compaction->num_input_files(0), 2);
+  std::string fname[2], bytes[2];
+  uint64_t number[2];
+  for (int i = 0; i < 2; ++i) {
+    number[i] = job.compaction->inputs(0)[i]->number;
+    fname[i] = TableFileName(dbname_, number[i]);
+    ASSERT_TRUE(ReadFileToString(env_.get(), fname[i], &bytes[i]).ok());
+  }
+  // Table i with its last data block's entry count made too large, or its
+  // index block's first byte flipped (its checksum then fails).
+  const auto bad_block = [](std::string b) {
+    uint64_t offset = 0, size = 0;
+    EXPECT_TRUE(test::ForEachDataBlock(b, [&](uint64_t o, const BlockLayout& l) {
+                  offset = o;
+                  size = l.size;
+                }).ok());
+    EncodeFixed32(&b[offset + size - BlockLayout::kFooterSize], 0xffffffffu);
+    return b;
+  };
+  const auto bad_index = [](std::string b) {
+    Footer footer;
+    const Slice tail(b.data() + b.size() - Footer::kEncodedLength, Footer::kEncodedLength);
+    EXPECT_TRUE(footer.DecodeFrom(tail, b.size()).ok());
+    b[footer.index_handle.offset] ^= 0x55;
+    return b;
+  };
+  for (const char* mode : {"device", "cpu"}) {
+    ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+    for (int first_block = 0; first_block < 2; ++first_block) {
+      SCOPED_TRACE(std::string("encode mode ") + mode +
+                   (first_block ? ", block then index" : ", index then block"));
+      ASSERT_TRUE(WriteStringToFile(env_.get(),
+                                    first_block ? bad_block(bytes[0]) : bad_index(bytes[0]),
+                                    fname[0], false)
+                      .ok());
+      ASSERT_TRUE(WriteStringToFile(env_.get(),
+                                    first_block ? bad_index(bytes[1]) : bad_block(bytes[1]),
+                                    fname[1], false)
+                      .ok());
+      CompactionJobResult result;
+      std::map<uint64_t, std::string> files;
+      const Status s = Run(gpu_.get(), job, &result, &files);
+      ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(std::string::npos, s.ToString().find("table file " + std::to_string(number[0])))
+          << s.ToString();
+      // A block's check failed (its entry count: "block entry count too
+      // large", "block sections do not fill the block" or "data block has
+      // more entries than distinct keys", by its widths), or the index
+      // block's checksum.
+      EXPECT_EQ(first_block != 0, s.ToString().find("checksum") == std::string::npos)
+          << s.ToString();
+      EXPECT_TRUE(result.outputs.empty());
+      EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+    }
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
 // Values of 0 to 300 KiB, then to 3 MiB, in device-encode mode: output
