@@ -319,8 +319,8 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   result->cpu_seconds += job_thread.End();
   // The device's stages (docs/GPU.md, "Stats"): copies, kernels and the
   // waits for them.
-  for (const char* stage :
-       {"copy_in", "gpu_decode", "verify", "sort", "dedup", "copy_out", "gpu_plan", "gpu_encode"}) {
+  for (const char* stage : {"copy_in", "gpu_check", "gpu_decode", "verify", "sort", "dedup",
+                            "copy_out", "gpu_plan", "gpu_encode"}) {
     const auto it = result->stage_micros.find(stage);
     if (it != result->stage_micros.end()) result->device_busy_micros += it->second;
   }
