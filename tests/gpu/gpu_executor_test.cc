@@ -971,8 +971,8 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     EXPECT_LE(stage("verify_overlap"), stage("verify"));
     EXPECT_LE(stage("verify_overlap"), stage("sort") + stage("dedup") + 1);
     uint64_t busy = 0;
-    for (const char* name : {"copy_in", "gpu_decode", "verify", "sort", "dedup", "copy_out",
-                             "gpu_plan", "gpu_encode"}) {
+    for (const char* name : {"copy_in", "gpu_check", "gpu_decode", "verify", "sort", "dedup",
+                             "copy_out", "gpu_plan", "gpu_encode"}) {
       busy += stage(name);
     }
     EXPECT_EQ(busy - stage("verify_overlap"), gpu_result.device_busy_micros);
