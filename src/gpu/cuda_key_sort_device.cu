@@ -316,10 +316,13 @@ class CudaKeySortDevice final : public KeySortDevice {
       return Status::OK();
     }
     JobAllocations mem(stream_);  // drains the stream on every exit path
-    // Device memory: 16 + 2 * 24 + 56 bytes a block and the scan's scratch,
-    // freed before DecodeKeys allocates its per-entry arrays (at least
-    // 28 + 8 bytes an entry and 56 a block with entries), so the job's
-    // peak is not raised where every block holds an entry.
+    // Device memory beside the arena: 16 + 2 * 24 + 56 bytes a block and
+    // the scan's scratch, freed before DecodeKeys allocates. The budget
+    // check before the read (BytesNeeded of the files' sizes, one block
+    // per entry) counts the key arena as large as the file arena and over
+    // 100 bytes an entry, more than this for blocks that hold entries;
+    // files of many empty blocks may exceed it, and an allocation that
+    // fails here fails the job over to the CPU (Aborted).
     BlockSpan* d_spans = nullptr;
     BlockSums* d_shares = nullptr;
     BlockSums* d_before = nullptr;
