@@ -146,8 +146,9 @@ class HostKeySortDevice final : public KeySortDevice {
     }
     if (result->bad_block == ~uint64_t{0}) {
       result->sums = sums;
-      if (fixed_min != ~uint64_t{0})
+      if (fixed_min != ~uint64_t{0}) {
         result->fixed_key_size = fixed_min == fixed_max ? fixed_min : 0;
+      }
     }
     (*stage_micros)["gpu_check"] += MicrosSince(t);
     return Status::OK();

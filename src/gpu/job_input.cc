@@ -602,8 +602,8 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   // job's. The reader threads found the footer and index failures (and in
   // keys-only mode every data block's); in device-encode mode the device
   // checks the data blocks listed before the first such failure, and one
-  // of those failing comes before it. Each table's spans, data blocks' spans and
-  // (keys-only mode) decode records go to their own place in the job's
+  // of those failing comes before it. Each table's spans, data blocks'
+  // spans and (keys-only mode) decode records go to their own place in the job's
   // arrays (from the tables' totals), filled on several threads, each
   // record's key base and first entry moved by its table's: the key
   // arena's layout puts each block's keys at the sum of n * P + KS of the
@@ -660,10 +660,13 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
                                    &checks, stage_micros);
     if (!s.ok()) return s;
     if (checks.bad_block != ~uint64_t{0}) {
+      if (checks.bad_block >= base[checked].data) {
+        return Status::Aborted("gpu: verify: the failing block is not one of the job's");
+      }
       // The table of the lowest failing span.
-      size_t t = 0;
-      while (base[t + 1].data <= checks.bad_block) ++t;
-      return DataBlockCorruption(input->tables[t].number, checks.bad_code);
+      size_t table = 0;
+      while (base[table + 1].data <= checks.bad_block) ++table;
+      return DataBlockCorruption(input->tables[table].number, checks.bad_code);
     }
     if (failed < nt) return input->table_blocks[failed].status;
     entries = checks.sums.entries;
