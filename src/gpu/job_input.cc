@@ -16,6 +16,7 @@
 #include "table/format.h"
 #include "util/coding.h"
 #include "util/filename.h"
+#include "util/fixed_load.h"
 #include "util/internal_key.h"
 #include "util/thread_cpu.h"
 
@@ -243,9 +244,9 @@ class TableDecoder {
     if (footer == nullptr) return;
     const uint8_t* f = reinterpret_cast<const uint8_t*>(footer);
     const uint64_t width = h.size <= BlockLayout::kMaxNarrowSize ? 2 : 4;
-    const uint64_t arrays = ((BlockLoad32(f + 8) == BlockLayout::kVariable ? 1 : 0) +
-                             (BlockLoad32(f + 12) == BlockLayout::kVariable ? 1 : 0)) *
-                            uint64_t{BlockLoad32(f)} * width;
+    const uint64_t arrays = ((LoadFixed32(f + 8) == BlockLayout::kVariable ? 1 : 0) +
+                             (LoadFixed32(f + 12) == BlockLayout::kVariable ? 1 : 0)) *
+                            uint64_t{LoadFixed32(f)} * width;
     const uint64_t lines = std::min(kMaxArrayLines, (arrays + kLine - 1) / kLine);
     for (uint64_t k = 1; k <= lines; ++k) {
       if (k * kLine > footer_at - (h.offset - table_.file_offset)) break;

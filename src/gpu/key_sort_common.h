@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "util/fixed_load.h"
+
 #if defined(__CUDACC__)
 #define ACCELKV_HD __host__ __device__
 #else
@@ -71,10 +73,6 @@ ACCELKV_HD inline uint32_t Crc32cUpdate(const uint32_t* table, uint32_t reg, con
                                         uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) reg = table[(reg ^ p[i]) & 0xffu] ^ (reg >> 8);
   return reg;
-}
-
-ACCELKV_HD inline uint32_t LoadFixed32(const uint8_t* p) {
-  return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
 }
 
 ACCELKV_HD inline void StoreFixed32(uint8_t* p, uint32_t v) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "table/block_builder.h"
+#include "util/fixed_load.h"
 
 #if defined(__CUDACC__)
 #define ACCELKV_BLOCK_HD __host__ __device__
@@ -32,14 +33,10 @@ enum class BlockCheck : uint32_t {
   kSectionsDoNotFill,      // "block sections do not fill the block"
 };
 
-// Little-endian loads that any alignment allows.
-ACCELKV_BLOCK_HD inline uint32_t BlockLoad32(const uint8_t* p) {
-  return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
-}
 // End offset i of an end-offset array of `width` (2 or 4) bytes per entry.
 ACCELKV_BLOCK_HD inline uint64_t BlockLoadEnd(const uint8_t* ends, uint32_t width, uint64_t i) {
   if (width == 2) return uint64_t{ends[2 * i]} | (uint64_t{ends[2 * i + 1]} << 8);
-  return BlockLoad32(ends + 4 * i);
+  return LoadFixed32(ends + 4 * i);
 }
 
 // The last of n end offsets, *total (0 when n == 0), when they never
@@ -66,10 +63,10 @@ ACCELKV_BLOCK_HD inline BlockCheck CheckBlockLayout(const uint8_t* data, uint64_
   if (size < BlockLayout::kFooterSize) return BlockCheck::kTooSmall;
   const uint8_t* footer = data + size - BlockLayout::kFooterSize;
   BlockLayout l;
-  l.n = BlockLoad32(footer);
-  l.prefix_size = BlockLoad32(footer + 4);
-  l.key_width = BlockLoad32(footer + 8);
-  l.value_width = BlockLoad32(footer + 12);
+  l.n = LoadFixed32(footer);
+  l.prefix_size = LoadFixed32(footer + 4);
+  l.key_width = LoadFixed32(footer + 8);
+  l.value_width = LoadFixed32(footer + 12);
   l.offset_width = size <= BlockLayout::kMaxNarrowSize ? 2 : 4;
   l.size = size;
   const uint64_t n = l.n;
