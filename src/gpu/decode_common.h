@@ -1,15 +1,18 @@
-// Input decoding shared bit for bit by the CUDA kernel (DecodeKeysKernel,
-// decode_kernels.cuh) and the host reference (host_key_sort_device.cc).
+// Input decoding shared bit for bit by the CUDA kernels (CheckBlocksKernel,
+// WriteDecodeBlocksKernel, DecodeKeysKernel: decode_kernels.cuh), the host
+// reference (host_key_sort_device.cc) and the CPU's reader threads.
 //
-// The CPU validates every input data block (Block::Validate: the footer, the
-// sections and the end-offset arrays, so every entry lies inside its block
-// whatever the bytes) and lays out the key arena: block b's keys start at
-// key_base = the sum of n * P + KS of the blocks before it, its entries are
-// numbered from first_entry. Then entry j of block b is decoded on its own
-// (docs/FORMAT.md, "Block": fixed widths or end offsets make every entry
-// directly addressable): its internal key, prefix ++ suffix_j, goes to
-// key_arena[key_base + j * P + suffix_begin_j] (the order and offsets the
-// CPU decoder used), and its value is located in the file arena.
+// Every input data block is checked first (CheckDataBlock: its trailer,
+// then CheckBlockLayout's footer, sections and end-offset arrays, so every
+// entry lies inside its block whatever the bytes; on the device in
+// device-encode mode, KeySortDevice::CheckBlocks, on the CPU in keys-only
+// mode), and the key arena is laid out: block b's keys start at key_base =
+// the sum of n * P + KS of the blocks before it, its entries are numbered
+// from first_entry (BlockSums, scanned). Then entry j of block b is decoded
+// on its own (docs/FORMAT.md, "Block": fixed widths or end offsets make
+// every entry directly addressable): its internal key, prefix ++ suffix_j,
+// goes to key_arena[key_base + j * P + suffix_begin_j] (the order and
+// offsets the CPU decoder used), and its value is located in the file arena.
 #pragma once
 
 #include <cstdint>
