@@ -121,7 +121,7 @@ struct TableBlocks {
   // The internal-key size of every entry when every block with entries has
   // fixed-width keys of that one size (P + width, under 2^32), else 0;
   // kNoEntries while no block has entries.
-  static constexpr uint64_t kNoEntries = ~uint64_t{0};
+  static constexpr uint64_t kNoEntries = BlockCheckResult::kNoEntries;  // the device's sentinel
   uint64_t fixed_key_size = kNoEntries;
   // The fixed_key_size of entries whose two parts have fixed_key_size a
   // and b (blocks of a table, or tables of a job).

@@ -282,7 +282,7 @@ TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
         expected.push_back(gpu::MakeDecodeBlock(spans[i].offset, l, sums.key_bytes, sums.entries));
         sums = gpu::AddBlockSums()(sums, gpu::BlockShare(code, l));
         const uint64_t f = gpu::FixedKeySize(l);
-        fixed = fixed == gpu::BlockCheckResult::kNoEntries ? f : (fixed == f ? f : 0);
+        fixed = gpu::TableBlocks::MergeFixedKeySize(fixed, f);
       }
     }
     if (bad_block != ~uint64_t{0}) ++failures;
