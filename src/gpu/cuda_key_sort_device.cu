@@ -73,6 +73,7 @@
 #include "gpu/key_sort_device.h"
 #include "gpu/pinned_buffer.h"
 #include "gpu/sort_kernels.cuh"
+#include "util/align.h"
 
 namespace accelkv {
 namespace gpu {
@@ -126,7 +127,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   // device at once. Owns all three.
   CudaKeySortDevice(cudaStream_t stream, uint64_t budget, uint64_t shared_capacity,
                     std::string name, Crc32cTables* crc_tables, Mailbox* mailbox,
-                    Mailbox* d_mailbox, unsigned int max_blocks)
+                    Mailbox* d_mailbox, unsigned int max_blocks, bool host_pointers)
       : stream_(stream),
         budget_(budget),
         shared_capacity_(shared_capacity),
@@ -134,8 +135,11 @@ class CudaKeySortDevice final : public KeySortDevice {
         crc_tables_(crc_tables),
         mailbox_(mailbox),
         d_mailbox_(d_mailbox),
-        max_blocks_(max_blocks) {
+        max_blocks_(max_blocks),
+        host_pointers_(host_pointers) {
     for (cudaEvent_t& e : events_) cudaEventCreate(&e);
+    for (cudaEvent_t& e : verify_events_) cudaEventCreate(&e);
+    cudaEventCreateWithFlags(&bulk_done_, cudaEventDisableTiming);
   }
   ~CudaKeySortDevice() override {
     ReleaseInput();
@@ -150,6 +154,12 @@ class CudaKeySortDevice final : public KeySortDevice {
       cudaStreamSynchronize(verify_stream_);
       cudaStreamDestroy(verify_stream_);
     }
+    if (stage_stream_ != nullptr) {
+      cudaStreamSynchronize(stage_stream_);
+      cudaStreamDestroy(stage_stream_);
+    }
+    for (cudaEvent_t e : verify_events_) cudaEventDestroy(e);
+    cudaEventDestroy(bulk_done_);
     for (cudaEvent_t e : encode_events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
@@ -173,6 +183,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
     ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());
     CancelStaging();
+    ACCELKV_CUDA_TRY("alloc", DrainStaging());  // a key-first job's copies from the arena
     ACCELKV_CUDA_TRY("alloc", cudaStreamSynchronize(stream_));
     return arena_.Get(bytes, "alloc", arena);
   }
@@ -187,8 +198,12 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     staged_.Begin(arena, size);
     staged_arena_ = arena;
+    // Key-first: the copies on stage_stream_, their host pieces listed for
+    // CheckBlocks' gather (the arena's own too: StageRange).
+    side_staging_ = key_first_allowed_ && host_pointers_ && EnsureStageStream() == cudaSuccess;
     return Status::OK();
   }
+  void SetKeyFirst(bool on) override { key_first_allowed_ = on; }
 
   Status StageRange(uint64_t offset, uint64_t size) override {
     const Slice range(reinterpret_cast<const char*>(staged_arena_ + offset), size);
@@ -211,17 +226,30 @@ class CudaKeySortDevice final : public KeySortDevice {
     Status s = staged_.Add(offset, size);
     if (!s.ok()) return s;
     const size_t k = 2 * (staged_.ranges() - 1);
+    const cudaStream_t st = side_staging_ ? stage_stream_ : stream_;
+    // A piece the device cannot read in place ends the key-first staging's
+    // gather (the copies stay on the side stream; CheckBlocks joins them).
+    for (size_t i = 0; i < n && side_staging_; ++i) {
+      if (!DirectHostMemory(reinterpret_cast<const uint8_t*>(pieces[i].data()), pieces[i].size())) {
+        host_pieces_ok_ = false;
+      }
+    }
     cudaError_t e = GrowEvents(&stage_events_, k + 2, cudaEventDefault);
-    if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k], stream_);
+    if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k], st);
     uint64_t at = offset;
     for (size_t i = 0; i < n && e == cudaSuccess; ++i) {
       if (pieces[i].size() > 0) {
         e = cudaMemcpyAsync(dev_.arena + at, pieces[i].data(), pieces[i].size(),
-                            cudaMemcpyHostToDevice, stream_);
+                            cudaMemcpyHostToDevice, st);
+        if (side_staging_) {
+          bulk_pending_ = true;
+          host_pieces_.push_back(
+              {at, pieces[i].size(), reinterpret_cast<const uint8_t*>(pieces[i].data())});
+        }
       }
       at += pieces[i].size();
     }
-    if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k + 1], stream_);
+    if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k + 1], st);
     if (e != cudaSuccess) {
       CancelStaging();
       return CudaFailure("copy_in", e);
@@ -232,7 +260,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   void CancelStaging() override {
     if (!staged_.active()) return;
     cudaStreamSynchronize(stream_);  // no copy from the host arena in flight
-    ReleaseInput();
+    ReleaseInput();                  // nor on the side stream (DrainStaging)
   }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
     ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());  // none may still write the buffer
@@ -254,12 +282,53 @@ class CudaKeySortDevice final : public KeySortDevice {
     return out_.Get(bytes, "encode", out);
   }
 
+  Status WaitVerified(KeySortOutput* out, std::map<std::string, uint64_t>* stage_micros) override {
+    if (!verify_pending_) return Status::OK();
+    // The verify stream waited for the staged copies: one wait for both.
+    const auto w = std::chrono::steady_clock::now();
+    cudaError_t e = cudaStreamSynchronize(verify_stream_);
+    const uint64_t waited = MicrosSince(w);
+    verify_pending_ = false;
+    if (e == cudaSuccess) e = DrainStaging();
+    float verify_ms = 0;
+    if (e == cudaSuccess) {
+      e = cudaEventElapsedTime(&verify_ms, verify_events_[0], verify_events_[1]);
+    }
+    uint64_t staged_micros = 0;
+    for (uint64_t i = 0; i < deferred_stage_copies_ && e == cudaSuccess; ++i) {
+      float ms = 0;
+      e = cudaEventElapsedTime(&ms, stage_events_[2 * i], stage_events_[2 * i + 1]);
+      staged_micros += static_cast<uint64_t>(ms * 1000.0f);
+    }
+    deferred_stage_copies_ = 0;
+    if (e != cudaSuccess) {
+      ReleaseInput();
+      return CudaFailure("verify", e);
+    }
+    const auto verify = static_cast<uint64_t>(verify_ms * 1000.0f);
+    (*stage_micros)["copy_in"] += staged_micros;
+    (*stage_micros)["copy_in_wait"] += waited - std::min(waited, verify);
+    (*stage_micros)["verify"] += verify;
+    const unsigned long long bad = mailbox_->verified[0];
+    if (bad != ~0ull) {
+      out->bad_block = bad;
+      out->kept.clear();
+      ReleaseInput();
+      return Status::Corruption("block checksum mismatch");
+    }
+    return Status::OK();
+  }
+
   Status EncodeBlocks(const EncodeJob& job,
                       const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
                       const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     cudaGetLastError();
     Status s = held_.Check(job);
+    if (s.ok() && verify_pending_) {
+      s = Status::Aborted("gpu: encode: the input is not verified yet",
+                          "a key-first job's EncodeBlocks must follow WaitVerified");
+    }
     if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream before anything is freed
       s = EncodeStages(job, chunks, place, stage_micros, landed, &mem);
@@ -276,7 +345,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ReleaseInput();  // nothing held (or staged) now refers to the host arenas
     // No copy may still read or write the buffers: after a failed stream
     // (a sticky error) they stay with this device, never go to another.
-    for (cudaStream_t st : {stream_, copy_stream_, verify_stream_}) {
+    for (cudaStream_t st : {stream_, copy_stream_, verify_stream_, stage_stream_}) {
       if (st != nullptr && cudaStreamSynchronize(st) != cudaSuccess) {
         cudaGetLastError();
         return;
@@ -284,7 +353,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     plan_host_ = nullptr;
     for (PinnedBuffer* b : {&arena_, &key_arena_, &out_, &plan_, &plan_runs_, &split_io_,
-                            &run_count_, &plan_starts_}) {
+                            &run_count_, &plan_starts_, &upload_}) {
       b->Release();
     }
   }
@@ -294,19 +363,30 @@ class CudaKeySortDevice final : public KeySortDevice {
                      HostVector<DecodeBlock>* blocks, BlockCheckResult* result,
                      std::map<std::string, uint64_t>* stage_micros) override {
     cudaGetLastError();  // clear a non-sticky error left by an earlier job
+    ResetUploads();
     if (InjectedFailure() == GpuStage::kVerify) return Injected(GpuStage::kVerify);
     // Staged whole here when the staging does not cover the arena (it
     // failed, or was never begun), as DecodeKeys would upload it.
-    if (!(staged_.Covers(arena, arena_size) && dev_.arena != nullptr)) {
+    const bool covered = staged_.Covers(arena, arena_size) && dev_.arena != nullptr;
+    if (!covered) {
       Status s = BeginStaging(arena, arena_size);
       if (s.ok()) s = StageRange(0, arena_size);
       if (!s.ok()) return s;
     }
-    // The check is queued behind the staged copies still in flight (on
-    // stream_) and waited for with them: "copy_in_wait" is that wait less
-    // the check's device time (its events), "gpu_check".
+    // Key-first (SetKeyFirst): the check reads the blocks' keys' view,
+    // gathered from the host below, and stream_ does not wait for the
+    // staged copies; else the check is queued behind the staged copies
+    // still in flight and waited for with them: "copy_in_wait" is that
+    // wait less the check's device time (its events), "gpu_check".
     *result = BlockCheckResult();
     const uint64_t nb = spans.size();
+    key_first_ = covered && side_staging_ && host_pieces_ok_ && nb > 0;
+    if (key_first_ && AllocResident(&dev_.view, arena_size) != cudaSuccess) {
+      cudaGetLastError();  // no room for the view: the copies first
+      dev_.view = nullptr;
+      key_first_ = false;
+    }
+    if (!key_first_) ACCELKV_CUDA_TRY("copy_in", JoinStaging());
     const auto w = std::chrono::steady_clock::now();
     if (nb == 0) {
       blocks->clear();
@@ -340,19 +420,32 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                  AddBlockSums(), BlockSums{0, 0, 0}, nb, stream_));
     ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_temp, scan_temp));
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[0], stream_));
-    ACCELKV_CUDA_TRY("verify", cudaMemcpyAsync(d_spans, spans.data(), nb * sizeof(BlockSpan),
-                                               cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("verify", Upload(d_spans, spans.data(), nb * sizeof(BlockSpan)));
     // bad and fixed_min to ~0, fixed_max to 0 (the sums are written by
     // WriteDecodeBlocksKernel).
     ACCELKV_CUDA_TRY("verify", cudaMemsetAsync(d_totals, 0xff, sizeof(CheckTotals), stream_));
     ACCELKV_CUDA_TRY("verify", cudaMemsetAsync(&d_totals->fixed_max, 0, 8, stream_));
-    CheckBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(dev_.arena, d_spans, nb, d_shares,
-                                                          d_totals);
+    if (key_first_) {
+      // The staged pieces in arena order (staged from several threads).
+      std::sort(host_pieces_.begin(), host_pieces_.end(),
+                [](const HostPiece& a, const HostPiece& b) { return a.offset < b.offset; });
+      HostPiece* d_pieces = nullptr;
+      const auto np = static_cast<uint32_t>(host_pieces_.size());
+      ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_pieces, np));
+      ACCELKV_CUDA_TRY("verify", Upload(d_pieces, host_pieces_.data(), np * sizeof(HostPiece)));
+      ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], stream_));
+      GatherKeySectionsKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, stream_>>>(
+          d_pieces, np, d_spans, nb, dev_.view);
+      ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+      ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[3], stream_));
+    }
+    const uint8_t* const view = key_first_ ? dev_.view : dev_.arena;
+    CheckBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(view, d_spans, nb, d_shares, d_totals);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     ACCELKV_CUDA_TRY(
         "verify", cub::DeviceScan::ExclusiveScan(d_temp, scan_temp, d_shares, d_before,
                                                  AddBlockSums(), BlockSums{0, 0, 0}, nb, stream_));
-    WriteDecodeBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(dev_.arena, d_spans, nb, d_before,
+    WriteDecodeBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(view, d_spans, nb, d_before,
                                                                 d_blocks, d_totals);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_totals),
@@ -372,7 +465,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("verify", cudaEventElapsedTime(&ms, events_[0], events_[1]));
     const auto check = std::min(waited, static_cast<uint64_t>(ms * 1000.0f));
     (*stage_micros)["copy_in_wait"] += waited - check;
-    (*stage_micros)["gpu_check"] += check;
+    // Key-first: the gather's part of it apart ("gpu_gather").
+    float gather_ms = 0;
+    if (key_first_) {
+      ACCELKV_CUDA_TRY("verify", cudaEventElapsedTime(&gather_ms, events_[2], events_[3]));
+    }
+    const auto gather = std::min(check, static_cast<uint64_t>(gather_ms * 1000.0f));
+    if (key_first_) (*stage_micros)["gpu_gather"] += gather;
+    (*stage_micros)["gpu_check"] += check - gather;
     CheckTotals totals;
     static_assert(sizeof(CheckTotals) == sizeof(mailbox_->check));
     std::memcpy(&totals, mailbox_->check, sizeof(totals));
@@ -394,6 +494,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
                     std::map<std::string, uint64_t>* stage_micros) override {
     cudaGetLastError();  // clear a non-sticky error left by an earlier job
+    ResetUploads();
     // The file arena BeginStaging/StageRange put on the device, if it is
     // this input's and whole: kept, with the copies' events to time.
     const bool staged = staged_.Covers(in.arena, in.arena_size) && dev_.arena != nullptr;
@@ -418,7 +519,8 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   Status Run(const KeySortInput& in, KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
-    cudaGetLastError();   // clear a non-sticky error left by an earlier job
+    cudaGetLastError();  // clear a non-sticky error left by an earlier job
+    ResetUploads();
     plan_count_ = 0;      // WaitPlan refuses every position until PlanStage
     if (plan_pending_) {  // an earlier plan's copies, left by a failed job
       ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());
@@ -475,6 +577,12 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint32_t* value_size = nullptr;
     uint32_t* kept = nullptr;
     uint8_t* out = nullptr;  // the encoded data blocks (first EncodeBlocks call)
+    // Key-first jobs: the blocks' keys' view (CheckBlocks to DecodeKeys),
+    // and the deferred verify's inputs and result (Run to its release).
+    uint8_t* view = nullptr;
+    BlockSpan* verify_blocks = nullptr;
+    uint32_t* verify_large = nullptr;
+    Counters* verify_counters = nullptr;
     uint64_t entries = 0;
     uint64_t kept_count = 0;
     uint64_t out_size = 0;
@@ -514,9 +622,17 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   void ReleaseInput() {
     DrainCopiesBack();  // no copy back reads what is freed here
+    // Nor a key-first job's verify or staged copies (which read the
+    // caller's lent pieces: done when this returns).
+    if (verify_pending_) {
+      cudaStreamSynchronize(verify_stream_);
+      verify_pending_ = false;
+    }
+    DrainStaging();
     FreePlanDevice();
-    void* ptrs[] = {dev_.arena,        dev_.key_arena,  dev_.key_offset, dev_.key_size,
-                    dev_.value_offset, dev_.value_size, dev_.kept,       dev_.out};
+    void* ptrs[] = {dev_.arena,        dev_.key_arena,     dev_.key_offset,   dev_.key_size,
+                    dev_.value_offset, dev_.value_size,    dev_.kept,         dev_.out,
+                    dev_.view,         dev_.verify_blocks, dev_.verify_large, dev_.verify_counters};
     for (void* p : ptrs) {
       if (p != nullptr) cudaFreeAsync(p, stream_);
     }
@@ -524,7 +640,61 @@ class CudaKeySortDevice final : public KeySortDevice {
     held_.Release();
     decoded_.Release();
     staged_.Reset();
+    key_first_ = false;
+    side_staging_ = false;
+    host_pieces_ok_ = true;
+    host_pieces_.clear();
+    deferred_stage_copies_ = 0;
   }
+
+  // Makes stream_ wait for the staged copies on stage_stream_ (a staging
+  // that went no key-first way): what follows on stream_ sees the arena.
+  cudaError_t JoinStaging() {
+    if (!bulk_pending_) return cudaSuccess;
+    cudaError_t e = cudaEventRecord(bulk_done_, stage_stream_);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(stream_, bulk_done_, 0);
+    return e;
+  }
+  // Waits for the staged copies on stage_stream_.
+  cudaError_t DrainStaging() {
+    if (!bulk_pending_) return cudaSuccess;
+    bulk_pending_ = false;
+    return cudaStreamSynchronize(stage_stream_);
+  }
+  cudaError_t EnsureStageStream() {
+    if (stage_stream_ != nullptr) return cudaSuccess;
+    return cudaStreamCreateWithFlags(&stage_stream_, cudaStreamNonBlocking);
+  }
+
+  // Copies host bytes to device memory on stream_. While a key-first job's
+  // staged copies may still run they hold the copy engine, and an upload
+  // queued there waited for all of them (2.5-2.9 ms a job on the H100), so
+  // a kernel copies the bytes instead, reading page-locked memory where it
+  // is (a pageable source is copied into upload_ first; with no room left
+  // there, the copy engine after all).
+  cudaError_t Upload(void* dst, const void* src, uint64_t bytes) {
+    if (bytes == 0) return cudaSuccess;
+    if (!(key_first_ && bulk_pending_)) {
+      return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_);
+    }
+    const auto* from = static_cast<const uint8_t*>(src);
+    if (!DirectHostMemory(from, bytes)) {
+      uint8_t* staging = nullptr;
+      if (upload_used_ + bytes > kUploadStagingBytes ||
+          !upload_.Get(kUploadStagingBytes, "copy_in", &staging).ok()) {
+        return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_);
+      }
+      std::memcpy(staging + upload_used_, src, bytes);
+      from = staging + upload_used_;
+      upload_used_ = AlignUp(upload_used_ + bytes, 16);
+    }
+    const auto grid = static_cast<unsigned int>(std::min<uint64_t>(Grid(bytes / 8 + 1), 256));
+    UploadKernel<<<grid, kThreads, 0, stream_>>>(static_cast<uint8_t*>(dst), from, bytes);
+    return cudaGetLastError();
+  }
+  // upload_'s bytes are free again: stream_ ran everything queued before
+  // (every device call that uploads drains it before it returns).
+  void ResetUploads() { upload_used_ = 0; }
 
   // DecodeKeys: the file arena in (it stays for Run) unless it was staged
   // (staged_copies copies, timed by stage_events_), the key arena built on
@@ -544,11 +714,17 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint32_t* const d_value_size = dev_.value_size;
 
     uint64_t staged_micros = 0;
-    if (staged) {
+    if (staged && key_first_) {
+      // Key-first: the copies run on; WaitVerified waits for them and
+      // times them.
+      deferred_stage_copies_ = staged_copies;
+      (*stage_micros)["copy_in_wait"] += 0;
+    } else if (staged) {
       // The wait for the staged copies still in flight (only they and
       // stream-ordered allocations are queued; a stream sync blocks rather
       // than spins) is what the overlap left on the critical path; their
       // events give the copies' device time.
+      ACCELKV_CUDA_TRY("copy_in", JoinStaging());
       const auto w = std::chrono::steady_clock::now();
       ACCELKV_CUDA_TRY("copy_in", cudaStreamSynchronize(stream_));
       (*stage_micros)["copy_in_wait"] += MicrosSince(w);
@@ -568,18 +744,14 @@ class CudaKeySortDevice final : public KeySortDevice {
       cudaError_t e = cudaSuccess;
       ForEachKeyRun(in.blocks, kKeyRunGapBytes, [&](uint64_t offset, uint64_t size) {
         if (e == cudaSuccess) {
-          e = cudaMemcpyAsync(dev_.arena + offset, in.arena + offset, size, cudaMemcpyHostToDevice,
-                              stream_);
+          e = Upload(dev_.arena + offset, in.arena + offset, size);
         }
       });
       ACCELKV_CUDA_TRY("copy_in", e);
     } else if (!staged) {
-      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.arena, in.arena, in.arena_size,
-                                                  cudaMemcpyHostToDevice, stream_));
+      ACCELKV_CUDA_TRY("copy_in", Upload(dev_.arena, in.arena, in.arena_size));
     }
-    ACCELKV_CUDA_TRY("copy_in",
-                     cudaMemcpyAsync(d_blocks, in.blocks.data(), nb * sizeof(DecodeBlock),
-                                     cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in", Upload(d_blocks, in.blocks.data(), nb * sizeof(DecodeBlock)));
     ACCELKV_CUDA_TRY("copy_in", cudaMemsetAsync(d_bad, 0xff, sizeof(*d_bad), stream_));
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[1], stream_));
 
@@ -588,9 +760,13 @@ class CudaKeySortDevice final : public KeySortDevice {
       const uint32_t lanes = DecodeLanesPerEntry(in.blocks.data(), nb);
       const uint32_t shift = static_cast<uint32_t>(__builtin_ctz(lanes));
       DecodeKeysKernel<<<Grid(n * lanes), kThreads, 0, stream_>>>(
-          dev_.arena, dev_.key_arena, d_blocks, nb, n, shift, d_key_offset, d_key_size,
-          d_value_offset, d_value_size, d_bad);
+          staged && key_first_ ? dev_.view : dev_.arena, dev_.key_arena, d_blocks, nb, n, shift,
+          d_key_offset, d_key_size, d_value_offset, d_value_size, d_bad);
       ACCELKV_CUDA_TRY("decode", cudaGetLastError());
+    }
+    if (dev_.view != nullptr) {  // nothing reads the keys' view after the decode
+      cudaFreeAsync(dev_.view, stream_);
+      dev_.view = nullptr;
     }
     out->key_offset->resize(n);
     out->key_size->resize(n);
@@ -861,7 +1037,18 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint64_t* const d_key_offset = dev_.key_offset;
     uint32_t* const d_key_size = dev_.key_size;
     uint32_t* const d_kept = dev_.kept;
-    ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_blocks, nb));
+    // Key-first (a resident input whose staged copies may still run): the
+    // verify outlives the call, so its inputs are resident too.
+    const bool deferred = resident && key_first_;
+    Counters* d_verified = nullptr;  // the verify's result: d_counters unless deferred
+    if (deferred) {
+      ACCELKV_CUDA_TRY("alloc", AllocResident(&dev_.verify_blocks, nb));
+      ACCELKV_CUDA_TRY("alloc", AllocResident(&dev_.verify_counters, 1));
+      d_blocks = dev_.verify_blocks;
+      d_verified = dev_.verify_counters;
+    } else {
+      ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_blocks, nb));
+    }
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_flags, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_snapshots, ns));
     // The deeper levels' file ranges, for the dedup's base-level test
@@ -918,35 +1105,29 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (fail == GpuStage::kCopyIn) return Injected(fail);
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[0], stream_));
     if (!resident) {
-      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.arena, in.arena, in.arena_size,
-                                                  cudaMemcpyHostToDevice, stream_));
-      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.key_arena, in.key_arena, in.key_arena_size,
-                                                  cudaMemcpyHostToDevice, stream_));
-      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_offset, in.key_offset.data(), n * 8,
-                                                  cudaMemcpyHostToDevice, stream_));
-      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_key_size, in.key_size.data(), n * 4,
-                                                  cudaMemcpyHostToDevice, stream_));
+      ACCELKV_CUDA_TRY("copy_in", Upload(dev_.arena, in.arena, in.arena_size));
+      ACCELKV_CUDA_TRY("copy_in", Upload(dev_.key_arena, in.key_arena, in.key_arena_size));
+      ACCELKV_CUDA_TRY("copy_in", Upload(d_key_offset, in.key_offset.data(), n * 8));
+      ACCELKV_CUDA_TRY("copy_in", Upload(d_key_size, in.key_size.data(), n * 4));
       if (in.keep_for_encode) {
-        ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.value_offset, in.value_offset->data(),
-                                                    n * 8, cudaMemcpyHostToDevice, stream_));
-        ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(dev_.value_size, in.value_size->data(), n * 4,
-                                                    cudaMemcpyHostToDevice, stream_));
+        ACCELKV_CUDA_TRY("copy_in", Upload(dev_.value_offset, in.value_offset->data(), n * 8));
+        ACCELKV_CUDA_TRY("copy_in", Upload(dev_.value_size, in.value_size->data(), n * 4));
       }
     }
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_blocks, in.blocks.data(), nb * sizeof(BlockSpan),
-                                                cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in", Upload(d_blocks, in.blocks.data(), nb * sizeof(BlockSpan)));
+    ACCELKV_CUDA_TRY("copy_in", Upload(d_flags, in.flags.data(), n));
+    ACCELKV_CUDA_TRY("copy_in", UploadKeyLists(in.deeper_smallest, in.deeper_largest, upload_fn_,
+                                               mem, &d_deeper.smallest, &d_deeper.largest));
     ACCELKV_CUDA_TRY("copy_in",
-                     cudaMemcpyAsync(d_flags, in.flags.data(), n, cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("copy_in", UploadKeyLists(in.deeper_smallest, in.deeper_largest, stream_, mem,
-                                               &d_deeper.smallest, &d_deeper.largest));
-    ACCELKV_CUDA_TRY("copy_in",
-                     cudaMemcpyAsync(d_level_end, in.deeper_level_end.data(), uint64_t{levels} * 4,
-                                     cudaMemcpyHostToDevice, stream_));
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_snapshots, in.snapshots.data(), ns * 8,
-                                                cudaMemcpyHostToDevice, stream_));
+                     Upload(d_level_end, in.deeper_level_end.data(), uint64_t{levels} * 4));
+    ACCELKV_CUDA_TRY("copy_in", Upload(d_snapshots, in.snapshots.data(), ns * 8));
     Counters init{~0ull, 0, 0};
-    ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_counters, &init, sizeof(init),
-                                                cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("copy_in", Upload(d_counters, &init, sizeof(init)));
+    if (deferred) {
+      ACCELKV_CUDA_TRY("copy_in", Upload(d_verified, &init, sizeof(init)));
+    } else {
+      d_verified = d_counters;
+    }
     // The blocks verify gives a thread block each (a pageable copy: staged
     // at once, with no wait for the stream).
     std::vector<uint32_t> large;
@@ -954,32 +1135,52 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (in.blocks[b].size >= kLargeBlockBytes) large.push_back(static_cast<uint32_t>(b));
     }
     uint32_t* d_large = nullptr;
-    if (!large.empty()) {
+    if (!large.empty() && deferred) {
+      ACCELKV_CUDA_TRY("alloc", AllocResident(&dev_.verify_large, large.size()));
+      d_large = dev_.verify_large;
+    } else if (!large.empty()) {
       ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_large, large.size()));
-      ACCELKV_CUDA_TRY("copy_in", cudaMemcpyAsync(d_large, large.data(), large.size() * 4,
-                                                  cudaMemcpyHostToDevice, stream_));
+    }
+    if (!large.empty()) {
+      ACCELKV_CUDA_TRY("copy_in", Upload(d_large, large.data(), large.size() * 4));
     }
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[1], stream_));
 
     // verify: on its own stream, beside the sort and the dedup (its
     // result, the lowest bad block, is read with the counters at copy_out,
     // which waits for it); every exit drains it before freeing what it reads.
+    // Key-first: also after the staged copies, and left running past the
+    // call: WaitVerified reads its result (every release drains it first).
     if (fail == GpuStage::kVerify) return Injected(fail);
     ACCELKV_CUDA_TRY("verify", EnsureVerifyStream());
     ACCELKV_CUDA_TRY("verify", cudaStreamWaitEvent(verify_stream_, events_[1], 0));
-    mem->DrainFirst(verify_stream_);
+    if (deferred) {
+      ACCELKV_CUDA_TRY("verify", cudaEventRecord(bulk_done_, stage_stream_));
+      ACCELKV_CUDA_TRY("verify", cudaStreamWaitEvent(verify_stream_, bulk_done_, 0));
+      ACCELKV_CUDA_TRY("verify", cudaEventRecord(verify_events_[0], verify_stream_));
+      verify_pending_ = true;
+    } else {
+      mem->DrainFirst(verify_stream_);
+    }
     if (nb > large.size()) {
       VerifyKernel<<<WarpGrid(nb, max_blocks_), kThreads, 0, verify_stream_>>>(
-          crc_tables_, dev_.arena, d_blocks, nb, d_counters);
+          crc_tables_, dev_.arena, d_blocks, nb, d_verified);
       ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     }
     if (!large.empty()) {
       const auto grid = static_cast<unsigned int>(std::min<uint64_t>(large.size(), max_blocks_));
       VerifyLargeBlocksKernel<<<grid, kThreads, 0, verify_stream_>>>(
-          crc_tables_, dev_.arena, d_blocks, d_large, large.size(), d_counters);
+          crc_tables_, dev_.arena, d_blocks, d_large, large.size(), d_verified);
       ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     }
-    ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], verify_stream_));
+    if (deferred) {
+      PublishKernel<<<1, 32, 0, verify_stream_>>>(
+          reinterpret_cast<const unsigned long long*>(d_verified), d_mailbox_->verified, 1);
+      ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+      ACCELKV_CUDA_TRY("verify", cudaEventRecord(verify_events_[1], verify_stream_));
+    } else {
+      ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[2], verify_stream_));
+    }
 
     // sort
     if (fail == GpuStage::kSort) return Injected(fail);
@@ -1049,7 +1250,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     // copy_out
     if (fail == GpuStage::kCopyOut) return Injected(fail);
     const auto t0 = std::chrono::steady_clock::now();
-    ACCELKV_CUDA_TRY("copy_out", cudaStreamWaitEvent(stream_, events_[2], 0));  // verify's result
+    if (!deferred) {  // verify's result
+      ACCELKV_CUDA_TRY("copy_out", cudaStreamWaitEvent(stream_, events_[2], 0));
+    }
     PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_counters),
                                          d_mailbox_->counters, 3);
     ACCELKV_CUDA_TRY("copy_out", cudaGetLastError());
@@ -1068,17 +1271,21 @@ class CudaKeySortDevice final : public KeySortDevice {
     const char* names[4] = {"copy_in", "verify", "sort", "dedup"};
     const int from[4] = {0, 1, 1, 3};
     for (int i = 0; i < 4; ++i) {
+      if (deferred && i == 1) continue;  // WaitVerified times it
       float ms = 0;
       ACCELKV_CUDA_TRY("copy_out", cudaEventElapsedTime(&ms, events_[from[i]], events_[i + 1]));
       (*stage_micros)[names[i]] += static_cast<uint64_t>(ms * 1000.0f);
     }
     (*stage_micros)["copy_out"] += copy_out;
     // The part of verify that ran beside the sort and the dedup (both in
-    // the sums above; device busy time counts it once).
+    // the sums above; device busy time counts it once). Key-first: it
+    // runs after the staged copies, beside the plan, and counts whole.
     float verify_ms = 0;
     float sort_dedup_ms = 0;
-    ACCELKV_CUDA_TRY("copy_out", cudaEventElapsedTime(&verify_ms, events_[1], events_[2]));
-    ACCELKV_CUDA_TRY("copy_out", cudaEventElapsedTime(&sort_dedup_ms, events_[1], events_[4]));
+    if (!deferred) {
+      ACCELKV_CUDA_TRY("copy_out", cudaEventElapsedTime(&verify_ms, events_[1], events_[2]));
+      ACCELKV_CUDA_TRY("copy_out", cudaEventElapsedTime(&sort_dedup_ms, events_[1], events_[4]));
+    }
     (*stage_micros)["verify_overlap"] +=
         static_cast<uint64_t>(std::min(verify_ms, sort_dedup_ms) * 1000.0f);
 
@@ -1088,6 +1295,11 @@ class CudaKeySortDevice final : public KeySortDevice {
       return Status::Corruption("block checksum mismatch");
     }
     if (c.duplicate != 0) {
+      // A bad checksum first, as without key-first.
+      if (deferred) {
+        const Status verified = WaitVerified(out, stage_micros);
+        if (!verified.ok()) return verified;
+      }
       out->kept.clear();
       return Status::Corruption("gpu: compaction input holds a duplicated internal key");
     }
@@ -1117,7 +1329,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     KeyListView d_gp;
     KeyListView d_bounds;
     ACCELKV_CUDA_TRY(
-        "plan", UploadKeyLists(in.grandparents, in.boundaries, stream_, mem, &d_gp, &d_bounds));
+        "plan", UploadKeyLists(in.grandparents, in.boundaries, upload_fn_, mem, &d_gp, &d_bounds));
     uint8_t* host = nullptr;
     Status s = plan_.Get(k * sizeof(PlanEntry), "plan", &host);
     if (!s.ok()) return s;
@@ -1331,9 +1543,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     JobAllocations mem(stream_);
     uint64_t* d_gp = nullptr;
     ACCELKV_CUDA_TRY("plan", mem.Alloc(&d_gp, in.grandparent_bytes.size()));
-    ACCELKV_CUDA_TRY(
-        "plan", cudaMemcpyAsync(d_gp, in.grandparent_bytes.data(), in.grandparent_bytes.size() * 8,
-                                cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("plan",
+                     Upload(d_gp, in.grandparent_bytes.data(), in.grandparent_bytes.size() * 8));
     uint64_t* d_prefix = nullptr;  // the nominal sizes' exclusive sum, for a second round
     struct Open {
       uint64_t start;  // the open table's first entry
@@ -1369,8 +1580,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       SplitRoundBlocks blocks;
       uint64_t* d_windows = nullptr;
       ACCELKV_CUDA_TRY("plan", round.Alloc(&d_windows, 4 * uint64_t{nw}));
-      ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_windows, host, uint64_t{nw} * 24,
-                                               cudaMemcpyHostToDevice, stream_));
+      ACCELKV_CUDA_TRY("plan", Upload(d_windows, host, uint64_t{nw} * 24));
       if (first) {
         s = RunSplitBlocks(d_plan, d_key_arena, d_runs, num_runs, d_windows, nw, &round, &blocks);
       } else {
@@ -1547,8 +1757,7 @@ class CudaKeySortDevice final : public KeySortDevice {
         "plan", cub::DeviceScan::ExclusiveSum(nullptr, temp32, d_flags, d_ids, items, stream_));
     uint8_t* d_temp = nullptr;
     ACCELKV_CUDA_TRY("plan", temp.Alloc(&d_temp, std::max(temp64, temp32)));
-    ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(d_range, range.data(), range.size() * 8,
-                                             cudaMemcpyHostToDevice, stream_));
+    ACCELKV_CUDA_TRY("plan", Upload(d_range, range.data(), range.size() * 8));
     NominalSizesKernel<<<Grid(k), kThreads, 0, stream_>>>(d_plan, k, d_sizes);
     ACCELKV_CUDA_TRY("plan", cudaGetLastError());
     ACCELKV_CUDA_TRY(
@@ -1729,6 +1938,35 @@ class CudaKeySortDevice final : public KeySortDevice {
   std::vector<cudaEvent_t> stage_events_;
   cudaStream_t copy_stream_ = nullptr;    // EncodeStages' and DecodeStages' copies back
   cudaStream_t verify_stream_ = nullptr;  // RunStages' VerifyKernel, beside the sort
+  // Key-first jobs (SetKeyFirst, docs/GPU.md "Key-first jobs"): whether
+  // the host may read registered memory through its own pointers
+  // (cudaDevAttrCanUseHostPointerForRegisteredMem), whether the next
+  // staging may go key-first, whether this one stages on stage_stream_
+  // (listing its pieces, all page-locked so far), whether this job's check
+  // and decode went ahead of the copies, copies on stage_stream_ not yet
+  // waited for (bulk_done_: their end), a verify Run left running
+  // (verify_events_: its start and end), and the staged copies
+  // WaitVerified times.
+  const bool host_pointers_;
+  bool key_first_allowed_ = false;
+  bool side_staging_ = false;
+  bool host_pieces_ok_ = true;
+  std::vector<HostPiece> host_pieces_;
+  bool key_first_ = false;
+  cudaStream_t stage_stream_ = nullptr;
+  bool bulk_pending_ = false;
+  cudaEvent_t bulk_done_ = nullptr;
+  bool verify_pending_ = false;
+  cudaEvent_t verify_events_[2] = {};
+  uint64_t deferred_stage_copies_ = 0;
+  // Upload's pageable sources while the staged copies run, and the bytes
+  // taken of it since ResetUploads.
+  static constexpr uint64_t kUploadStagingBytes = uint64_t{1} << 20;
+  PinnedBuffer upload_;
+  uint64_t upload_used_ = 0;
+  const HostUpload upload_fn_ = [this](void* dst, const void* src, uint64_t bytes) {
+    return Upload(dst, src, bytes);
+  };
   cudaEvent_t encode_events_[kEncodeParts + 1] = {};
   cudaEvent_t chunk_events_[2] = {};  // the chunk in flight and the one before
   cudaEvent_t keys_event_ = nullptr;  // DecodeStages: the keys' copies after the kernel
@@ -1844,9 +2082,14 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
   // the memory free now (DeviceMemoryLedger keeps the largest of these
   // that any of the process's executors saw).
   const uint64_t shared_capacity = static_cast<uint64_t>(static_cast<double>(free_bytes) * 0.95);
-  return std::make_unique<CudaKeySortDevice>(stream, budget, shared_capacity, name, crc_tables,
-                                             static_cast<Mailbox*>(mailbox),
-                                             static_cast<Mailbox*>(d_mailbox), max_blocks);
+  // Key-first jobs read staged host memory in place through its host
+  // pointers (cudaHostAlloc's always, cudaHostRegister's where this holds).
+  int host_pointers = 0;
+  cudaDeviceGetAttribute(&host_pointers, cudaDevAttrCanUseHostPointerForRegisteredMem, 0);
+  cudaGetLastError();
+  return std::make_unique<CudaKeySortDevice>(
+      stream, budget, shared_capacity, name, crc_tables, static_cast<Mailbox*>(mailbox),
+      static_cast<Mailbox*>(d_mailbox), max_blocks, host_pointers != 0);
 }
 
 }  // namespace gpu

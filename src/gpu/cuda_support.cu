@@ -10,26 +10,17 @@ Status CudaFailure(const char* stage, cudaError_t e) {
                          cudaGetErrorString(e));
 }
 
-cudaError_t UploadKeyLists(const KeyList& a, const KeyList& b, cudaStream_t stream,
+cudaError_t UploadKeyLists(const KeyList& a, const KeyList& b, const HostUpload& upload,
                            JobAllocations* mem, KeyListView* da, KeyListView* db) {
   uint8_t* bytes = nullptr;
   uint64_t* offsets = nullptr;
   cudaError_t e = mem->Alloc(&bytes, a.bytes.size() + b.bytes.size());
   if (e == cudaSuccess) e = mem->Alloc(&offsets, a.offsets.size() + b.offsets.size());
+  if (e == cudaSuccess) e = upload(bytes, a.bytes.data(), a.bytes.size());
+  if (e == cudaSuccess) e = upload(bytes + a.bytes.size(), b.bytes.data(), b.bytes.size());
+  if (e == cudaSuccess) e = upload(offsets, a.offsets.data(), a.offsets.size() * 8);
   if (e == cudaSuccess) {
-    e = cudaMemcpyAsync(bytes, a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice, stream);
-  }
-  if (e == cudaSuccess) {
-    e = cudaMemcpyAsync(bytes + a.bytes.size(), b.bytes.data(), b.bytes.size(),
-                        cudaMemcpyHostToDevice, stream);
-  }
-  if (e == cudaSuccess) {
-    e = cudaMemcpyAsync(offsets, a.offsets.data(), a.offsets.size() * 8, cudaMemcpyHostToDevice,
-                        stream);
-  }
-  if (e == cudaSuccess) {
-    e = cudaMemcpyAsync(offsets + a.offsets.size(), b.offsets.data(), b.offsets.size() * 8,
-                        cudaMemcpyHostToDevice, stream);
+    e = upload(offsets + a.offsets.size(), b.offsets.data(), b.offsets.size() * 8);
   }
   *da = KeyListView{bytes, offsets, a.size()};
   *db = KeyListView{bytes + a.bytes.size(), offsets + a.offsets.size(), b.size()};

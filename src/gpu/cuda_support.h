@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "accelkv/status.h"
@@ -57,9 +58,14 @@ class JobAllocations {
   std::vector<void*> ptrs_;
 };
 
-// Uploads two key lists on stream (both lists' bytes in one allocation,
+// Copies host bytes to device memory, ordered on a stream (the CUDA
+// device's Upload: cudaMemcpyAsync, or a copy kernel while a key-first
+// job's staged copies hold the copy engine).
+using HostUpload = std::function<cudaError_t(void* dst, const void* src, uint64_t bytes)>;
+
+// Uploads two key lists with upload (both lists' bytes in one allocation,
 // both offsets in another, from mem) and gives their device views.
-cudaError_t UploadKeyLists(const KeyList& a, const KeyList& b, cudaStream_t stream,
+cudaError_t UploadKeyLists(const KeyList& a, const KeyList& b, const HostUpload& upload,
                            JobAllocations* mem, KeyListView* da, KeyListView* db);
 
 // Creates events (with flags) until *events holds n.

@@ -83,6 +83,103 @@ __global__ void DecodeKeysKernel(const uint8_t* arena, uint8_t* key_arena,
   }
 }
 
+// Key-first jobs (KeySortDevice::SetKeyFirst): a staged piece of the file
+// arena, arena[offset, offset + size), in page-locked host memory the
+// device reads in place (zero copy) while the copy engine is still copying
+// it in. The pieces are sorted by offset and cover the arena.
+struct HostPiece {
+  uint64_t offset;
+  uint64_t size;
+  const uint8_t* host;
+};
+
+// The warp's lanes copy arena[lo, hi) from the host pieces into view at the
+// same offsets: 8-byte words where the source and the destination line up
+// (the file arena's pieces do), bytes otherwise.
+__device__ void GatherArenaRange(const HostPiece* pieces, uint32_t np, uint64_t lo, uint64_t hi,
+                                 uint8_t* view, uint32_t lane) {
+  if (lo >= hi || np == 0) return;
+  uint32_t a = 0, b = np;  // the last piece whose offset <= lo
+  while (b - a > 1) {
+    const uint32_t mid = a + (b - a) / 2;
+    if (pieces[mid].offset <= lo) {
+      a = mid;
+    } else {
+      b = mid;
+    }
+  }
+  for (uint32_t k = a; k < np && lo < hi; ++k) {
+    const HostPiece p = pieces[k];
+    const uint64_t end = hi < p.offset + p.size ? hi : p.offset + p.size;
+    if (end <= lo) continue;
+    const uint8_t* src = p.host + (lo - p.offset);
+    uint8_t* dst = view + lo;
+    const uint64_t n = end - lo;
+    const uint64_t misalign = reinterpret_cast<uintptr_t>(dst) & 7u;
+    if (((reinterpret_cast<uintptr_t>(src) ^ reinterpret_cast<uintptr_t>(dst)) & 7u) != 0 ||
+        n < 16) {
+      for (uint64_t i = lane; i < n; i += 32) dst[i] = src[i];
+    } else {
+      const uint64_t head = misalign == 0 ? 0 : 8 - misalign;
+      const uint64_t words = (n - head) / 8;
+      if (lane < head) dst[lane] = src[lane];
+      const auto* s8 = reinterpret_cast<const uint64_t*>(src + head);
+      auto* d8 = reinterpret_cast<uint64_t*>(dst + head);
+      for (uint64_t i = lane; i < words; i += 32) d8[i] = s8[i];
+      for (uint64_t i = head + words * 8 + lane; i < n; i += 32) dst[i] = src[i];
+    }
+    lo = end;
+  }
+}
+
+// A warp per data block (key-first jobs): the bytes of its span that
+// CheckDataBlock and DecodeKeysKernel read, from the host pieces into view
+// (a device buffer the size of the file arena) at their arena offsets:
+// the trailer's type byte, the footer, the end-offset arrays the footer
+// names (when they fit the block) and the prefix and key suffixes (up to
+// the arrays' start); a block under 64 bytes whole. The check reads
+// nothing else, so it finds in view what it would find in the arena, and
+// a block that passes it has every byte the decode reads there. The values
+// stay in the host's pieces until the staged copies bring them (the
+// verify and the encode wait for those).
+__global__ void GatherKeySectionsKernel(const HostPiece* pieces, uint32_t np,
+                                        const BlockSpan* spans, uint64_t nb, uint8_t* view) {
+  const uint32_t lane = threadIdx.x & 31u;
+  const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / 32);
+  for (uint64_t i = (blockIdx.x * uint64_t{blockDim.x} + threadIdx.x) / 32; i < nb; i += warps) {
+    const uint64_t o = spans[i].offset;
+    const uint64_t s = spans[i].size;
+    if (s < 64) {
+      GatherArenaRange(pieces, np, o, o + s + 1, view, lane);
+      continue;
+    }
+    const uint64_t footer = s - BlockLayout::kFooterSize;
+    GatherArenaRange(pieces, np, o + footer, o + s + 1, view, lane);
+    __syncwarp();
+    const uint8_t* f = view + o + footer;
+    const uint64_t n = LoadFixed32(f);
+    const uint64_t prefix = LoadFixed32(f + 4);
+    const uint32_t key_width = LoadFixed32(f + 8);
+    const uint32_t value_width = LoadFixed32(f + 12);
+    const uint32_t w = s <= BlockLayout::kMaxNarrowSize ? 2 : 4;
+    const uint64_t arrays = ((key_width == BlockLayout::kVariable ? 1u : 0u) +
+                             (value_width == BlockLayout::kVariable ? 1u : 0u)) *
+                            n * w;
+    if (arrays > footer) continue;  // the check fails on the footer alone
+    const uint64_t start = footer - arrays;
+    GatherArenaRange(pieces, np, o + start, o + footer, view, lane);
+    __syncwarp();
+    uint64_t keys = 0;
+    if (key_width != BlockLayout::kVariable) {
+      keys = n * key_width;
+    } else if (n > 0) {
+      keys = BlockLoadEnd(view + o + start, w, n - 1);
+    }
+    const uint64_t end = prefix > start || keys > start - prefix ? start : prefix + keys;
+    GatherArenaRange(pieces, np, o, o + end, view, lane);
+  }
+}
+
 // KeySortDevice::CheckBlocks' results on the device: the sums over every
 // block, the lowest failing span packed with its code (span << 8 | code,
 // ~0: none; codes are under 256), and the fixed key sizes' least and

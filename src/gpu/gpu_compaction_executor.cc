@@ -223,6 +223,28 @@ uint64_t GpuCompactionExecutor::WholeJobBytes(const CompactionJobSpec& spec) con
   return gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, entries + 2 * files);
 }
 
+uint64_t GpuCompactionExecutor::KeyFirstBytes(const CompactionJobSpec& spec,
+                                              uint64_t whole_bytes) const {
+  uint64_t arena = 0;
+  uint64_t bytes = 0;
+  uint64_t entries = 0;
+  for (int which = 0; which < 2; ++which) {
+    for (const FileMetaPtr& f : spec.compaction->inputs(which)) {
+      arena += gpu::ArenaSpanBytes(spec.table_options.direct_compaction_reads, 0, f->file_size);
+      bytes += f->file_size;
+      entries += f->num_entries;
+    }
+  }
+  bool on = options_.key_first &&
+            (entries == 0 || bytes / entries >= options_.key_first_min_bytes_per_entry);
+  if (const char* v = std::getenv("ACCELKV_GPU_KEY_FIRST"); v != nullptr) {
+    on = std::strcmp(v, "0") != 0;  // 1: whatever the values' size
+  }
+  if (!on) return 0;
+  const uint64_t budget = device_->MemoryBudget();
+  return whole_bytes <= budget && arena <= budget - whole_bytes ? arena : 0;
+}
+
 bool GpuCompactionExecutor::ChunkFits(uint64_t bytes, uint64_t entries, uint64_t blocks) const {
   return gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, blocks) <= device_->MemoryBudget();
 }
@@ -293,12 +315,14 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
   // outside them (bookkeeping, waits).
   gpu::CpuStageScope job_thread(result, "other");
   const uint64_t whole_bytes = WholeJobBytes(spec);
+  const uint64_t key_first_bytes = KeyFirstBytes(spec, whole_bytes);
+  key_first_job_ = key_first_bytes > 0;
   // The job's device bytes set aside beside the other executors' jobs on
   // this device (a chunked job's chunks each fit the budget).
   gpu::LedgerReservation reservation;
   Status s;
   if (ledger_ != nullptr) {
-    const uint64_t need = std::min(whole_bytes, device_->MemoryBudget());
+    const uint64_t need = std::min(whole_bytes + key_first_bytes, device_->MemoryBudget());
     if (!reservation.Take(ledger_.get(), need)) {
       s = Status::NotSupported("gpu: other jobs hold the device memory this job needs",
                                std::to_string(need) + " bytes needed, " +
@@ -315,12 +339,15 @@ Status GpuCompactionExecutor::Run(const CompactionJobSpec& spec, CompactionJobRe
     gpu::CpuStageScope wait_cpu(result, "release");
     (void)device_->WaitDecodedKeys(&result->stage_micros);
     device_->ReleaseHostBuffers();
+    // No copy reads the lent tables now (a key-first job's run until
+    // WaitVerified, or any release on a failed path).
+    input_->lent_files.clear();
   }
   result->cpu_seconds += job_thread.End();
   // The device's stages (docs/GPU.md, "Stats"): copies, kernels and the
   // waits for them.
-  for (const char* stage : {"copy_in", "gpu_check", "gpu_decode", "verify", "sort", "dedup",
-                            "copy_out", "gpu_plan", "gpu_encode"}) {
+  for (const char* stage : {"copy_in", "gpu_gather", "gpu_check", "gpu_decode", "verify", "sort",
+                            "dedup", "copy_out", "gpu_plan", "gpu_encode"}) {
     const auto it = result->stage_micros.find(stage);
     if (it != result->stage_micros.end()) result->device_busy_micros += it->second;
   }
@@ -435,6 +462,9 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   // each file to the device as it is read, keys-only mode keeps the values
   // on the host.
   const bool device_encode = UseDeviceEncode(spec);
+  // Key-first (docs/GPU.md, "Key-first jobs"): a device-encode job run
+  // whole, when its memory allows (Run, KeyFirstBytes).
+  device_->SetKeyFirst(key_first_job_ && device_encode && chunk == nullptr);
   auto t = std::chrono::steady_clock::now();
   Status s;
   {
@@ -465,8 +495,8 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
     s = gpu::DecodeInputTables(spec, device_.get(), chunk ? &chunk->range : nullptr, &input,
                                /*keys_only=*/!device_encode, &result->stage_micros, cpu.helpers());
   }
-  // DecodeKeys (or the cancelled staging) drained the copies from lent files.
-  input.lent_files.clear();
+  // The lent files stay open to the job's end (Run): a key-first job's
+  // copies read them until WaitVerified.
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n - input.out_of_range;
@@ -496,7 +526,18 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   gpu::EncodeOptions encode;
   encode.chunk_bytes = options_.encode_chunk_bytes;
   encode.on_host = !device_encode;
-  s = gpu::EncodeOutputs(spec, input, out, device_.get(), encode, encode_job_.get(), before_output,
+  // Before any output: a key-first job's checksums, which its Run left to
+  // verify once the copies were in (WaitVerified; OK at once otherwise),
+  // then the caller's step.
+  const std::function<Status()> verified_then = [&]() {
+    Status v = device_->WaitVerified(&out, &result->stage_micros);
+    if (v.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
+      return gpu::BlockChecksumMismatch(input, out.bad_block);
+    }
+    if (v.ok() && before_output) v = before_output();
+    return v;
+  };
+  s = gpu::EncodeOutputs(spec, input, out, device_.get(), encode, encode_job_.get(), verified_then,
                          defer, result);
   gpu::CpuStageScope release_cpu(result, "release");
   device_->ReleaseEncodeInput();  // also when the plan failed before any chunk

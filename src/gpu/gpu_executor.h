@@ -112,6 +112,22 @@ struct GpuExecutorOptions {
   // this many (KeySortInput::split_window). 65,536: a few MB of entries,
   // small beside a database's 64 MiB tables.
   uint64_t device_split_window = 64 << 10;
+  // Key-first jobs (docs/GPU.md, "Key-first jobs"): a device-encode job
+  // run whole, whose device memory leaves room for a second file arena
+  // (the keys' view), checks, decodes, sorts and plans its keys while its
+  // tables are still being copied to the device (the device reads the
+  // blocks' keys in place from page-locked host memory); the verify and
+  // the encode wait for the copies. ACCELKV_GPU_KEY_FIRST=0|1 overrides
+  // this (measurements).
+  bool key_first = true;
+  // ...for jobs whose input files hold at least this many bytes per entry
+  // (their metadata, as for the encode mode): with small values the keys
+  // are a large share of the bytes, and reading them in place competes
+  // with the copies. 256: on an H200, key-first jobs ran 0.97x as fast
+  // at 32-byte values, 0.94x at 128, 1.09x at 256, 1.17x at 512 and
+  // 1.20-1.27x at 1 KiB and 4 KiB (docs/GPU.md, "Key-first jobs";
+  // bench/results/2026-11-28-h200-key-first.md).
+  uint64_t key_first_min_bytes_per_entry = 256;
   // Fraction of the device's free memory (at Create) one job may use.
   double device_memory_fraction = 0.5;
   // When not 0, the most device bytes one job may use (below the
@@ -214,6 +230,11 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   bool FitsWhole(const CompactionJobSpec& spec) const;
   // The device bytes the job needs whole (FitsWhole's estimate).
   uint64_t WholeJobBytes(const CompactionJobSpec& spec) const;
+  // The device bytes a key-first job adds to WholeJobBytes (the keys'
+  // view, as large as the file arena), or 0 when the job does not go
+  // key-first: options_.key_first (or ACCELKV_GPU_KEY_FIRST) off, or the
+  // job and the view do not fit the budget together.
+  uint64_t KeyFirstBytes(const CompactionJobSpec& spec, uint64_t whole_bytes) const;
   // Whether a chunk of that many file-arena bytes (the input bytes, plus
   // direct reads' alignment padding), entries and data blocks fits (the
   // key arena estimated as the same bytes).
@@ -239,7 +260,8 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   std::mutex job_mu_;  // one job on the device at a time
   mutable std::mutex stats_mu_;
   GpuExecutorStats stats_;
-  uint64_t last_chunks_ = 0;  // chunks of the job run last (0: run whole); under job_mu_
+  uint64_t last_chunks_ = 0;    // chunks of the job run last (0: run whole); under job_mu_
+  bool key_first_job_ = false;  // the job runs key-first (KeyFirstBytes); under job_mu_
   int consecutive_failures_ = 0;
   uint64_t unhealthy_until_micros_ = 0;
 };

@@ -36,6 +36,24 @@ class HostKeySortDevice final : public KeySortDevice {
   Status BeginStaging(const uint8_t* arena, uint64_t size) override {
     held_.Release();  // as the CUDA device frees what an earlier job left
     staged_.Begin(arena, size);
+    key_first_ = false;
+    verify_pending_ = false;
+    return Status::OK();
+  }
+  // Key-first jobs: nothing runs ahead here (every copy is done when
+  // staged), but Run leaves its verify's result to WaitVerified as the
+  // CUDA device does, so the executor's handling of it runs in CI.
+  void SetKeyFirst(bool on) override { key_first_allowed_ = on; }
+  Status WaitVerified(KeySortOutput* out, std::map<std::string, uint64_t>* stage_micros) override {
+    if (!verify_pending_) return Status::OK();
+    verify_pending_ = false;
+    (*stage_micros)["copy_in_wait"] += 0;
+    if (pending_bad_block_ != ~uint64_t{0}) {
+      out->bad_block = pending_bad_block_;
+      out->kept.clear();
+      held_.Release();
+      return Status::Corruption("block checksum mismatch");
+    }
     return Status::OK();
   }
   Status StageRange(uint64_t offset, uint64_t size) override { return staged_.Add(offset, size); }
@@ -57,7 +75,10 @@ class HostKeySortDevice final : public KeySortDevice {
     }
     return Status::OK();
   }
-  void CancelStaging() override { staged_.Reset(); }
+  void CancelStaging() override {
+    staged_.Reset();
+    verify_pending_ = false;
+  }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
     return key_arena_.Get(bytes, "alloc", arena);
   }
@@ -72,6 +93,10 @@ class HostKeySortDevice final : public KeySortDevice {
                       const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     Status s = held_.Check(job);
+    if (s.ok() && verify_pending_) {
+      s = Status::Aborted("gpu: encode: the input is not verified yet",
+                          "a key-first job's EncodeBlocks must follow WaitVerified");
+    }
     if (s.ok()) s = CheckEncodeChunks(job, chunks, kept_.size());
     const EncodeSources src{job.arena,          job.key_arena,    kept_.data(),
                             key_offset_.data(), key_size_.data(), value_offset_.data(),
@@ -118,12 +143,15 @@ class HostKeySortDevice final : public KeySortDevice {
     }
     // Staged whole when the staging does not cover the arena, as the CUDA
     // device does (only the bookkeeping: the arena is this device's memory).
-    if (!staged_.Covers(arena, arena_size)) {
+    const bool covered = staged_.Covers(arena, arena_size);
+    if (!covered) {
       Status s = BeginStaging(arena, arena_size);
       if (s.ok()) s = StageRange(0, arena_size);
       if (!s.ok()) return s;
     }
+    key_first_ = covered && key_first_allowed_ && !spans.empty();
     (*stage_micros)["copy_in_wait"] += 0;
+    if (key_first_) (*stage_micros)["gpu_gather"] += 0;  // the blocks are read in place
     const auto t = std::chrono::steady_clock::now();
     *result = BlockCheckResult();
     blocks->clear();
@@ -160,7 +188,11 @@ class HostKeySortDevice final : public KeySortDevice {
     // Nothing to copy (the stage keys are those of the CUDA device).
     held_.Release();
     (*stage_micros)["copy_in"] += 0;
-    if (staged_.Covers(in.arena, in.arena_size)) (*stage_micros)["copy_in_wait"] += 0;
+    if (staged_.Covers(in.arena, in.arena_size)) {
+      (*stage_micros)["copy_in_wait"] += 0;
+    } else {
+      key_first_ = false;  // as the CUDA device uploads the arena whole
+    }
     staged_.Reset();
     const auto t = std::chrono::steady_clock::now();
     const uint64_t n = in.entries;
@@ -203,6 +235,11 @@ class HostKeySortDevice final : public KeySortDevice {
   Status Run(const KeySortInput& in, KeySortOutput* out,
              std::map<std::string, uint64_t>* stage_micros) override {
     held_.Release();
+    // Key-first: the checksums' result waits for WaitVerified.
+    const bool deferred = key_first_;
+    key_first_ = false;
+    verify_pending_ = false;
+    pending_bad_block_ = ~uint64_t{0};
     plan_.clear();
     plan_released_ = false;
     runs_.clear();
@@ -214,7 +251,7 @@ class HostKeySortDevice final : public KeySortDevice {
     out->table_starts.clear();
     out->bad_block = ~uint64_t{0};
     Status s = in.CheckEncodeInputs();
-    if (s.ok()) s = RunStages(in, out, stage_micros);
+    if (s.ok()) s = RunStages(in, out, stage_micros, deferred);
     if (s.ok() && in.keep_for_encode) {
       // The plan inputs (PlanKernel's work), and what EncodeBlocks reads.
       const auto t = std::chrono::steady_clock::now();
@@ -303,7 +340,7 @@ class HostKeySortDevice final : public KeySortDevice {
   }
 
   Status RunStages(const KeySortInput& in, KeySortOutput* out,
-                   std::map<std::string, uint64_t>* stage_micros) {
+                   std::map<std::string, uint64_t>* stage_micros, bool deferred) {
     using Clock = std::chrono::steady_clock;
     const GpuStage fail = InjectedFailure();
     auto injected = [](GpuStage stage) {
@@ -354,7 +391,8 @@ class HostKeySortDevice final : public KeySortDevice {
     (*stage_micros)["dedup"] += MicrosSince(t);
 
     if (fail == GpuStage::kCopyOut) return injected(fail);
-    if (bad) {
+    // A bad checksum is reported before a duplicate, deferred or not.
+    if (bad && (!deferred || duplicate)) {
       out->bad_block = bad_block;
       out->kept.clear();
       return Status::Corruption("block checksum mismatch");
@@ -363,6 +401,8 @@ class HostKeySortDevice final : public KeySortDevice {
       out->kept.clear();
       return Status::Corruption("gpu: compaction input holds a duplicated internal key");
     }
+    if (bad) pending_bad_block_ = bad_block;
+    verify_pending_ = deferred;
     return Status::OK();
   }
 
@@ -405,6 +445,12 @@ class HostKeySortDevice final : public KeySortDevice {
   std::vector<uint8_t> device_out_;  // EncodeBlocks' output, as on a device
   HeldInput held_;
   StagedArena staged_;  // BeginStaging .. DecodeKeys or CancelStaging
+  // Key-first jobs (SetKeyFirst): allowed, this job's CheckBlocks took it,
+  // and Run's verify result left for WaitVerified.
+  bool key_first_allowed_ = false;
+  bool key_first_ = false;
+  bool verify_pending_ = false;
+  uint64_t pending_bad_block_ = ~uint64_t{0};
   // Run's plan inputs, and the entries and kept order EncodeBlocks reads.
   static constexpr uint64_t kPlanStretch = 1000;  // WaitPlan
   std::vector<PlanEntry> plan_;

@@ -43,8 +43,25 @@ struct Mailbox {
   unsigned long long radix_mask[3];  // RadixDiffKernel's differing bits
   unsigned long long counters[3];    // Counters, as 8-byte words
   unsigned long long check[6];       // CheckTotals (decode_kernels.cuh), as 8-byte words
+  unsigned long long verified[1];    // a key-first job's lowest bad block (Counters::bad_block)
 };
 static_assert(sizeof(Counters) == 3 * sizeof(unsigned long long));
+
+// CudaKeySortDevice::Upload: n bytes from page-locked host memory (read
+// in place) to device memory, 8-byte words where both line up.
+__global__ void UploadKernel(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  const uint64_t first = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) & 7u) == 0) {
+    const uint64_t words = n / 8;
+    for (uint64_t i = first; i < words; i += stride) {
+      reinterpret_cast<uint64_t*>(dst)[i] = reinterpret_cast<const uint64_t*>(src)[i];
+    }
+    for (uint64_t i = words * 8 + first; i < n; i += stride) dst[i] = src[i];
+  } else {
+    for (uint64_t i = first; i < n; i += stride) dst[i] = src[i];
+  }
+}
 
 __global__ void PublishKernel(const unsigned long long* src, unsigned long long* dst,
                               uint32_t words) {

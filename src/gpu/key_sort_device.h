@@ -627,6 +627,20 @@ class KeySortDevice {
   // Thread safety: StageRange and StageFrom may be called from any thread,
   // but calls must not overlap each other or any other call but
   // DirectHostMemory (ReadInputTables holds a mutex around them).
+  //
+  // Key-first jobs: SetKeyFirst(true) before BeginStaging lets this job's
+  // CheckBlocks, DecodeKeys and Run go ahead of the staged copies (docs/
+  // GPU.md, "Key-first jobs"): the CUDA device then stages on a stream of
+  // its own, CheckBlocks reads each data block's footer, end offsets and
+  // keys straight from the staged host memory (page-locked, zero copy)
+  // while the copies run, and only the checksums' verify and the encode
+  // wait for the copies: Run leaves the verify's result to WaitVerified.
+  // The device may decline (no staging that covers the arena, memory it
+  // cannot read in place, no room for the keys' view): the job then runs
+  // as without. Staged pieces (StageFrom) must then stay valid until
+  // WaitVerified, CancelStaging, ReleaseEncodeInput or ReleaseHostBuffers
+  // returns, not only until DecodeKeys. Holds until changed.
+  virtual void SetKeyFirst(bool on) = 0;
   virtual Status BeginStaging(const uint8_t* arena, uint64_t size) = 0;
   virtual Status StageRange(uint64_t offset, uint64_t size) = 0;
   virtual bool DirectHostMemory(const uint8_t* src, uint64_t size) = 0;
@@ -762,6 +776,17 @@ class KeySortDevice {
   // those: see WaitPlan).
   virtual Status Run(const KeySortInput& in, KeySortOutput* out,
                      std::map<std::string, uint64_t>* stage_micros) = 0;
+
+  // After a Run of a key-first job (SetKeyFirst) that returned OK: waits
+  // for the staged copies and the checksums' verify over them, which that
+  // Run left running, and returns what Run would have: Corruption("block
+  // checksum mismatch") with out->bad_block (and out->kept cleared) for a
+  // bad checksum, Aborted("gpu: verify: ...") for a device failure. Adds
+  // "copy_in" (the staged copies' device time), "copy_in_wait" (the wait
+  // for them) and "verify". OK at once when nothing was left (any other
+  // job). EncodeBlocks refuses to run (Aborted) while a verify is left.
+  virtual Status WaitVerified(KeySortOutput* out,
+                              std::map<std::string, uint64_t>* stage_micros) = 0;
 
   // Returns once the plan entry at output position k (k < kept.size() of
   // the last Run with keep_for_encode) is on the host, and sets *ready to

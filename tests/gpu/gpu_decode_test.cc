@@ -74,6 +74,7 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
     gpu::DecodeInput in;
     std::string expected_keys;
     std::vector<uint64_t> expected_value_offset;
+    gpu::HostVector<gpu::BlockSpan> spans;  // for CheckBlocks (key-first rounds)
     const int nb = 1 + static_cast<int>(rnd.Uniform(12));
     for (int b = 0; b < nb; ++b) {
       blocks.push_back(RandomBlock(&rnd, static_cast<int>(rnd.Uniform(5))));
@@ -85,8 +86,10 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
       const gpu::DecodeBlock d =
           gpu::MakeDecodeBlock(arena_bytes.size(), l, expected_keys.size(), in.entries);
       in.blocks.push_back(d);
+      spans.push_back(gpu::BlockSpan{arena_bytes.size(), contents.size()});
       arena_bytes.append(contents.data(), contents.size());
-      arena_bytes.append(5, 't');
+      arena_bytes.push_back('\0');  // the trailer: no compression, a checksum's place
+      arena_bytes.append(4, 't');
       uint64_t value_at = d.offset + l.values_offset();
       for (const auto& [k, v] : blocks.back()) {
         expected_keys += k;
@@ -123,7 +126,12 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
     // every third round, with a gap (so uploaded whole after all) every
     // third; DecodeKeys takes the staged arena only when every byte was
     // staged (copy_in_wait), and the keys are the same either way.
+    // From round 6 the rounds staging every byte go key-first (SetKeyFirst):
+    // CheckBlocks gathers the blocks' keys from the staged host memory and
+    // DecodeKeys decodes them from there, the copies still running.
     const int staging = round % 3;  // 0: none, 1: every byte, 2: a gap
+    const bool key_first = staging == 1 && round >= 6;
+    device_->SetKeyFirst(key_first);
     if (staging != 0) {
       ASSERT_TRUE(device_->BeginStaging(arena, in.arena_size).ok());
       const uint64_t cut = 1 + rnd.Uniform(static_cast<uint32_t>(in.arena_size - 1));
@@ -138,8 +146,21 @@ TEST_P(GpuDecodeTest, MaterializesEveryKeyAtTheCpuOffsets) {
     out.key_size = &key_size;
     out.value_offset = &value_offset;
     out.value_size = &value_size;
+    if (key_first) {
+      gpu::HostVector<gpu::DecodeBlock> checked;
+      gpu::BlockCheckResult result;
+      std::map<std::string, uint64_t> check_stages;
+      ASSERT_TRUE(
+          device_->CheckBlocks(arena, in.arena_size, spans, &checked, &result, &check_stages).ok());
+      ASSERT_EQ(~uint64_t{0}, result.bad_block);
+      ASSERT_EQ(in.blocks.size(), checked.size());
+      for (size_t i = 0; i < checked.size(); ++i) {
+        ASSERT_EQ(0, std::memcmp(&in.blocks[i], &checked[i], sizeof(gpu::DecodeBlock))) << i;
+      }
+    }
     std::map<std::string, uint64_t> stages;
     ASSERT_TRUE(device_->DecodeKeys(in, &out, &stages).ok());
+    device_->SetKeyFirst(false);
     EXPECT_EQ(staging == 1, stages.count("copy_in_wait") > 0);
     EXPECT_TRUE(device_->StageRange(0, 0).IsInvalidArgument());  // DecodeKeys ended it
     EXPECT_EQ(corrupt, out.bad_entry);
@@ -292,15 +313,30 @@ TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
     uint8_t* arena = nullptr;
     ASSERT_TRUE(device_->HostArena(arena_bytes.size(), &arena).ok());
     std::memcpy(arena, arena_bytes.data(), arena_bytes.size());
+    // Rounds 1, 5, 9, ... go key-first (SetKeyFirst): the check reads the
+    // blocks' footers, end offsets and keys from the staged host memory,
+    // staged here in three ranges cut anywhere (blocks across them).
+    const bool key_first = round % 4 == 1;
+    device_->SetKeyFirst(key_first);
     if (round % 2 == 1) {
       ASSERT_TRUE(device_->BeginStaging(arena, arena_bytes.size()).ok());
-      ASSERT_TRUE(device_->StageRange(0, arena_bytes.size()).ok());
+      if (key_first && arena_bytes.size() > 2) {
+        const auto size = static_cast<uint32_t>(arena_bytes.size());
+        uint64_t cut[2] = {1 + rnd.Uniform(size - 1), 1 + rnd.Uniform(size - 1)};
+        if (cut[0] > cut[1]) std::swap(cut[0], cut[1]);
+        ASSERT_TRUE(device_->StageRange(cut[1], size - cut[1]).ok());
+        ASSERT_TRUE(device_->StageRange(0, cut[0]).ok());
+        ASSERT_TRUE(device_->StageRange(cut[0], cut[1] - cut[0]).ok());
+      } else {
+        ASSERT_TRUE(device_->StageRange(0, arena_bytes.size()).ok());
+      }
     }
     gpu::HostVector<gpu::DecodeBlock> blocks;
     gpu::BlockCheckResult result;
     std::map<std::string, uint64_t> stages;
     ASSERT_TRUE(
         device_->CheckBlocks(arena, arena_bytes.size(), spans, &blocks, &result, &stages).ok());
+    device_->SetKeyFirst(false);
     EXPECT_EQ(1u, stages.count("copy_in_wait"));
     EXPECT_EQ(1u, stages.count("gpu_check"));
     ASSERT_EQ(bad_block, result.bad_block);

@@ -91,6 +91,8 @@ struct StagingCounts {
   int unaligned_arenas = 0;
   int keys_only_decodes = 0;  // DecodeKeys calls with DecodeInput::keys_only
   uint64_t run_blocks = 0;    // the last Run's blocks to checksum (KeySortInput::blocks)
+  bool key_first = false;     // the last SetKeyFirst
+  int wait_verified_calls = 0;
 };
 
 // Forwards to a device, counting the chunks EncodeBlocks hands back (the
@@ -105,6 +107,15 @@ class CountingDevice final : public gpu::KeySortDevice {
   Status HostArena(uint64_t bytes, uint8_t** arena) override {
     staging_->pending = false;  // it ends the staging
     return inner_->HostArena(bytes, arena);
+  }
+  void SetKeyFirst(bool on) override {
+    staging_->key_first = on;
+    inner_->SetKeyFirst(on);
+  }
+  Status WaitVerified(gpu::KeySortOutput* out,
+                      std::map<std::string, uint64_t>* stage_micros) override {
+    ++staging_->wait_verified_calls;
+    return inner_->WaitVerified(out, stage_micros);
   }
   Status BeginStaging(const uint8_t* arena, uint64_t size) override {
     Status s = inner_->BeginStaging(arena, size);
@@ -274,9 +285,10 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   void SetUp() override {
     options_.min_input_bytes = 0;
     options_.max_consecutive_failures = 3;
-    options_.encode_chunk_bytes = 1;      // every output table its own chunk
-    options_.device_split_min_bytes = 0;  // the device splits every job's tables,
-    options_.device_split_window = 64;    // a few blocks at a time
+    options_.encode_chunk_bytes = 1;             // every output table its own chunk
+    options_.device_split_min_bytes = 0;         // the device splits every job's tables,
+    options_.device_split_window = 64;           // a few blocks at a time
+    options_.key_first_min_bytes_per_entry = 0;  // device-encode jobs run key-first
     std::string reason;
     gpu_ = NewExecutor(options_, &reason);
     if (gpu_ == nullptr) GTEST_SKIP() << reason;
@@ -298,6 +310,15 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
         options,
         std::make_unique<CountingDevice>(std::move(device), &encode_calls_, &staging_, &budget_),
         std::move(ledger));
+  }
+
+  // Runs job on a new executor of this test's device kind with options.
+  Status RunOnNewExecutor(const GpuExecutorOptions& options, const test::GpuJob& job,
+                          CompactionJobResult* result, std::map<uint64_t, std::string>* files) {
+    std::string reason;
+    std::unique_ptr<GpuCompactionExecutor> gpu = NewExecutor(options, &reason);
+    if (gpu == nullptr) return Status::NotSupported("no executor", reason);
+    return Run(gpu.get(), job, result, files);
   }
 
   test::GpuJob NewJob(Random* rnd, const test::GpuJobShape& shape = test::GpuJobShape()) {
@@ -349,13 +370,21 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
     ASSERT_TRUE(WriteStringToFile(env_.get(), bytes, fname, false).ok());
     // Both encode modes: the device checksums the blocks, or (keys-only)
     // the CPU does; the same error either way.
+    // Device-encode mode runs key-first (docs/GPU.md, "Key-first jobs"):
+    // Run leaves the checksums to WaitVerified, which finds the mismatch
+    // after the keys were sorted and planned; keys-only mode does not.
     for (const char* mode : {"device", "cpu"}) {
       SCOPED_TRACE(mode);
       ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
       CompactionJobResult result;
       std::map<uint64_t, std::string> files;
+      const int waits = staging_.wait_verified_calls;
       Status s = Run(gpu_.get(), job, &result, &files);
       ::unsetenv("ACCELKV_GPU_ENCODE");
+      const bool device = std::string(mode) == "device";
+      EXPECT_EQ(device, staging_.key_first);
+      EXPECT_EQ(device, result.stage_micros.count("gpu_gather") > 0);
+      EXPECT_EQ(device ? waits + 1 : waits, staging_.wait_verified_calls);
       ASSERT_TRUE(s.IsCorruption()) << s.ToString();
       EXPECT_NE(std::string::npos, s.ToString().find("checksum mismatch")) << s.ToString();
       EXPECT_NE(std::string::npos,
@@ -830,14 +859,11 @@ TEST_P(GpuExecutorTest, EncodeModeFollowsTheAverageValueSize) {
     SCOPED_TRACE("device_encode_max_avg_value " + std::to_string(limit));
     GpuExecutorOptions options = options_;
     options.device_encode_max_avg_value = limit;
-    std::string reason;
-    std::unique_ptr<GpuCompactionExecutor> gpu = NewExecutor(options, &reason);
-    ASSERT_NE(nullptr, gpu) << reason;
     const test::GpuJob job = NewJob(&rnd, shape);
     const int calls_before = encode_calls_;
     CompactionJobResult gpu_result, cpu_result;
     std::map<uint64_t, std::string> gpu_files;
-    const Status s = Run(gpu.get(), job, &gpu_result, &gpu_files);
+    const Status s = RunOnNewExecutor(options, job, &gpu_result, &gpu_files);
     ASSERT_TRUE(s.ok()) << s.ToString();
     ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
     if (HasFatalFailure()) return;
@@ -847,6 +873,31 @@ TEST_P(GpuExecutorTest, EncodeModeFollowsTheAverageValueSize) {
       EXPECT_EQ(calls_before, encode_calls_);  // keys-only
     }
   }
+}
+
+// Key-first goes by the input's bytes per entry too
+// (key_first_min_bytes_per_entry), in device-encode mode only; the output
+// is the CPU executor's either way.
+TEST_P(GpuExecutorTest, KeyFirstFollowsTheBytesPerEntry) {
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+  Random rnd(test::TestSeed());
+  test::GpuJobShape shape;
+  shape.fixed_value_size = 100;  // about 100-130 bytes per entry in the files
+  for (const uint64_t min : {uint64_t{0}, uint64_t{60}, uint64_t{400}, uint64_t{512}}) {
+    SCOPED_TRACE("key_first_min_bytes_per_entry " + std::to_string(min));
+    GpuExecutorOptions options = options_;
+    options.key_first_min_bytes_per_entry = min;
+    const test::GpuJob job = NewJob(&rnd, shape);
+    CompactionJobResult gpu_result, cpu_result;
+    std::map<uint64_t, std::string> gpu_files;
+    const Status s = RunOnNewExecutor(options, job, &gpu_result, &gpu_files);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(min < 100, staging_.key_first);
+    EXPECT_EQ(min<100, gpu_result.stage_micros.count("gpu_gather")> 0);
+    ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
+    if (HasFatalFailure()) break;
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
 TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
@@ -971,8 +1022,8 @@ TEST_P(GpuExecutorTest, RandomJobsByteIdenticalToCpu) {
     EXPECT_LE(stage("verify_overlap"), stage("verify"));
     EXPECT_LE(stage("verify_overlap"), stage("sort") + stage("dedup") + 1);
     uint64_t busy = 0;
-    for (const char* name : {"copy_in", "gpu_check", "gpu_decode", "verify", "sort", "dedup",
-                             "copy_out", "gpu_plan", "gpu_encode"}) {
+    for (const char* name : {"copy_in", "gpu_gather", "gpu_check", "gpu_decode", "verify", "sort",
+                             "dedup", "copy_out", "gpu_plan", "gpu_encode"}) {
       busy += stage(name);
     }
     EXPECT_EQ(busy - stage("verify_overlap"), gpu_result.device_busy_micros);
@@ -1322,10 +1373,16 @@ TEST_P(GpuExecutorTest, LentInputsAndOutputsByteIdenticalToCpu) {
   ASSERT_NO_FATAL_FAILURE(UsePinnedMemEnv(4096));
   ::setenv("ACCELKV_GPU_ENCODE", "device", 1);  // staged: device-encode mode
   Random rnd(test::TestSeed());
-  for (int iter = 0; iter < 6; ++iter) {
+  for (int iter = 0; iter < 8; ++iter) {
     const bool fail = iter % 2 == 1;
+    // Key-first (the default) in the first six iterations: the device reads
+    // the blocks' keys from the Env's page-locked chunks (4 KiB: blocks
+    // across them) while the copies run; a staging that failed is not.
+    const bool key_first = iter < 6;
+    if (!key_first) ::setenv("ACCELKV_GPU_KEY_FIRST", "0", 1);
     SCOPED_TRACE("iteration " + std::to_string(iter) +
-                 (fail ? ", the second StageFrom fails" : ""));
+                 (fail ? ", the second StageFrom fails" : "") +
+                 (key_first ? "" : ", not key-first"));
     test::GpuJobShape shape;
     shape.allow_long_values = false;
     const test::GpuJob job = NewJob(&rnd, shape);
@@ -1341,7 +1398,10 @@ TEST_P(GpuExecutorTest, LentInputsAndOutputsByteIdenticalToCpu) {
     std::map<uint64_t, std::string> gpu_files;
     const Status s = Run(gpu_.get(), job, &gpu_result, &gpu_files);
     staging_.fail_stage_from = 0;
+    ::unsetenv("ACCELKV_GPU_KEY_FIRST");
     ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(key_first, staging_.key_first);
+    EXPECT_EQ(key_first && !fail, gpu_result.stage_micros.count("gpu_gather") > 0);
     EXPECT_EQ(ranges_before, staging_.ranges);  // nothing was read and staged
     if (fail) {
       EXPECT_EQ(1, staging_.lent_tables - tables_before);  // the first table, then none
