@@ -736,6 +736,9 @@ class KeySortDevice {
   // adds "gpu_check" (the check's device time, with its records' copy
   // back) and "copy_in_wait" (the rest of that wait: the part of the
   // copies left on the critical path, as DecodeKeys would have waited).
+  // In a key-first job (SetKeyFirst) it reads the blocks' footers, end
+  // offsets and keys from the staged host memory instead ("gpu_gather")
+  // and checks them there, the copies still running.
   // Aborted("gpu: verify: ...") on a device failure, and for an injected
   // kVerify failure (keys-only mode, which does not call it, meets that in
   // Run).
