@@ -439,7 +439,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("verify", cudaGetLastError());
       ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[3], stream_));
     }
-    const uint8_t* const view = key_first_ ? dev_.view : dev_.arena;
+    const uint8_t* const view = KeysView();
     CheckBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(view, d_spans, nb, d_shares, d_totals);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     ACCELKV_CUDA_TRY(
@@ -692,6 +692,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     UploadKernel<<<grid, kThreads, 0, stream_>>>(static_cast<uint8_t*>(dst), from, bytes);
     return cudaGetLastError();
   }
+  // What the check and the decode read: a key-first job's keys' view
+  // (CheckBlocks to DecodeKeys), else the file arena.
+  const uint8_t* KeysView() const { return dev_.view != nullptr ? dev_.view : dev_.arena; }
   // upload_'s bytes are free again: stream_ ran everything queued before
   // (every device call that uploads drains it before it returns).
   void ResetUploads() { upload_used_ = 0; }
@@ -760,8 +763,8 @@ class CudaKeySortDevice final : public KeySortDevice {
       const uint32_t lanes = DecodeLanesPerEntry(in.blocks.data(), nb);
       const uint32_t shift = static_cast<uint32_t>(__builtin_ctz(lanes));
       DecodeKeysKernel<<<Grid(n * lanes), kThreads, 0, stream_>>>(
-          staged && key_first_ ? dev_.view : dev_.arena, dev_.key_arena, d_blocks, nb, n, shift,
-          d_key_offset, d_key_size, d_value_offset, d_value_size, d_bad);
+          KeysView(), dev_.key_arena, d_blocks, nb, n, shift, d_key_offset, d_key_size,
+          d_value_offset, d_value_size, d_bad);
       ACCELKV_CUDA_TRY("decode", cudaGetLastError());
     }
     if (dev_.view != nullptr) {  // nothing reads the keys' view after the decode
@@ -1040,14 +1043,18 @@ class CudaKeySortDevice final : public KeySortDevice {
     // Key-first (a resident input whose staged copies may still run): the
     // verify outlives the call, so its inputs are resident too.
     const bool deferred = resident && key_first_;
+    // An input of the verify: resident (*kept) when deferred, else the call's.
+    const auto verify_alloc = [&](auto** p, auto** kept, uint64_t count) {
+      if (!deferred) return mem->Alloc(p, count);
+      const cudaError_t e = AllocResident(kept, count);
+      *p = *kept;
+      return e;
+    };
+    ACCELKV_CUDA_TRY("alloc", verify_alloc(&d_blocks, &dev_.verify_blocks, nb));
     Counters* d_verified = nullptr;  // the verify's result: d_counters unless deferred
     if (deferred) {
-      ACCELKV_CUDA_TRY("alloc", AllocResident(&dev_.verify_blocks, nb));
       ACCELKV_CUDA_TRY("alloc", AllocResident(&dev_.verify_counters, 1));
-      d_blocks = dev_.verify_blocks;
       d_verified = dev_.verify_counters;
-    } else {
-      ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_blocks, nb));
     }
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_flags, n));
     ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_snapshots, ns));
@@ -1135,13 +1142,8 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (in.blocks[b].size >= kLargeBlockBytes) large.push_back(static_cast<uint32_t>(b));
     }
     uint32_t* d_large = nullptr;
-    if (!large.empty() && deferred) {
-      ACCELKV_CUDA_TRY("alloc", AllocResident(&dev_.verify_large, large.size()));
-      d_large = dev_.verify_large;
-    } else if (!large.empty()) {
-      ACCELKV_CUDA_TRY("alloc", mem->Alloc(&d_large, large.size()));
-    }
     if (!large.empty()) {
+      ACCELKV_CUDA_TRY("alloc", verify_alloc(&d_large, &dev_.verify_large, large.size()));
       ACCELKV_CUDA_TRY("copy_in", Upload(d_large, large.data(), large.size() * 4));
     }
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[1], stream_));

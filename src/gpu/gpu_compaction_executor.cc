@@ -37,12 +37,24 @@ void ReadInjectionFromEnv() {
   }
 }
 
-uint64_t JobEntries(const Compaction& c) {
-  uint64_t n = 0;
+// The job's input files by their metadata: the file arena's bytes (with
+// direct reads' alignment padding: ArenaSpanBytes of each file, read
+// whole), the files' bytes and their entries.
+struct InputFiles {
+  uint64_t arena = 0;
+  uint64_t bytes = 0;
+  uint64_t entries = 0;
+};
+InputFiles SumInputFiles(const CompactionJobSpec& spec) {
+  InputFiles sum;
   for (int which = 0; which < 2; ++which) {
-    for (const FileMetaPtr& f : c.inputs(which)) n += f->num_entries;
+    for (const FileMetaPtr& f : spec.compaction->inputs(which)) {
+      sum.arena += gpu::ArenaSpanBytes(spec.table_options.direct_compaction_reads, 0, f->file_size);
+      sum.bytes += f->file_size;
+      sum.entries += f->num_entries;
+    }
   }
-  return n;
+  return sum;
 }
 
 }  // namespace
@@ -209,40 +221,24 @@ uint64_t GpuCompactionExecutor::WholeJobBytes(const CompactionJobSpec& spec) con
   // blocks per table. The key arena's size is known only after decode (which
   // checks the budget again, exactly): estimated here as the input bytes,
   // an over-estimate unless keys share long block prefixes. The bytes are
-  // the file arena's, with direct reads' alignment padding (exact:
-  // ArenaSpanBytes of each file, read whole).
+  // the file arena's (InputFiles::arena).
   const Compaction& c = *spec.compaction;
-  uint64_t bytes = 0;
-  for (int which = 0; which < 2; ++which) {
-    for (const FileMetaPtr& f : c.inputs(which)) {
-      bytes += gpu::ArenaSpanBytes(spec.table_options.direct_compaction_reads, 0, f->file_size);
-    }
-  }
-  const uint64_t entries = JobEntries(c);
+  const InputFiles in = SumInputFiles(spec);
   const uint64_t files = c.num_input_files(0) + c.num_input_files(1);
-  return gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, entries + 2 * files);
+  return gpu::KeySortDevice::BytesNeeded(in.arena, in.arena, in.entries, in.entries + 2 * files);
 }
 
 uint64_t GpuCompactionExecutor::KeyFirstBytes(const CompactionJobSpec& spec,
                                               uint64_t whole_bytes) const {
-  uint64_t arena = 0;
-  uint64_t bytes = 0;
-  uint64_t entries = 0;
-  for (int which = 0; which < 2; ++which) {
-    for (const FileMetaPtr& f : spec.compaction->inputs(which)) {
-      arena += gpu::ArenaSpanBytes(spec.table_options.direct_compaction_reads, 0, f->file_size);
-      bytes += f->file_size;
-      entries += f->num_entries;
-    }
-  }
+  const InputFiles in = SumInputFiles(spec);
   bool on = options_.key_first &&
-            (entries == 0 || bytes / entries >= options_.key_first_min_bytes_per_entry);
+            (in.entries == 0 || in.bytes / in.entries >= options_.key_first_min_bytes_per_entry);
   if (const char* v = std::getenv("ACCELKV_GPU_KEY_FIRST"); v != nullptr) {
     on = std::strcmp(v, "0") != 0;  // 1: whatever the values' size
   }
   if (!on) return 0;
   const uint64_t budget = device_->MemoryBudget();
-  return whole_bytes <= budget && arena <= budget - whole_bytes ? arena : 0;
+  return whole_bytes <= budget && in.arena <= budget - whole_bytes ? in.arena : 0;
 }
 
 bool GpuCompactionExecutor::ChunkFits(uint64_t bytes, uint64_t entries, uint64_t blocks) const {
@@ -586,16 +582,9 @@ bool GpuCompactionExecutor::UseDeviceEncode(const CompactionJobSpec& spec) const
   // entry's value plus its key and its share of the blocks' layout, so
   // about the average value for the large values where the modes differ.
   // A chunk of a chunked job takes the whole job's mode.
-  uint64_t n = 0;
-  uint64_t total = 0;
-  for (int which = 0; which < 2; ++which) {
-    for (const FileMetaPtr& f : spec.compaction->inputs(which)) {
-      n += f->num_entries;
-      total += f->file_size;
-    }
-  }
-  if (n == 0) return true;
-  return total / n <= options_.device_encode_max_avg_value;
+  const InputFiles in = SumInputFiles(spec);
+  if (in.entries == 0) return true;
+  return in.bytes / in.entries <= options_.device_encode_max_avg_value;
 }
 
 void GpuCompactionExecutor::RecordOutcome(const Status& s, const CompactionJobResult& result) {
