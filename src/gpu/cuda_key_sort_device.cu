@@ -52,6 +52,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
@@ -160,6 +161,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     for (cudaEvent_t e : verify_events_) cudaEventDestroy(e);
     cudaEventDestroy(bulk_done_);
+    for (cudaEvent_t e : group_events_) cudaEventDestroy(e);
+    if (staged_all_ != nullptr) cudaEventDestroy(staged_all_);
+    if (groups_event_ != nullptr) cudaEventDestroy(groups_event_);
     for (cudaEvent_t e : encode_events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
@@ -198,12 +202,35 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     staged_.Begin(arena, size);
     staged_arena_ = arena;
+    verified_bad_ = ~uint64_t{0};
     // Key-first: the copies on stage_stream_, their host pieces listed for
     // CheckBlocks' gather (the arena's own too: StageRange).
     side_staging_ = key_first_allowed_ && host_pointers_ && EnsureStageStream() == cudaSuccess;
+    // Tests: every staging group after the first held back this long.
+    const char* delay = std::getenv("ACCELKV_GPU_TEST_STAGE_DELAY_US");
+    stage_delay_us_ = delay != nullptr ? std::strtoull(delay, nullptr, 10) : 0;
+    delayed_group_ = 0;
     return Status::OK();
   }
   void SetKeyFirst(bool on) override { key_first_allowed_ = on; }
+
+  // A key-first staging's group ends with an event on stage_stream_ (at
+  // most kMaxStageGroups groups: later marks are ignored, so the last
+  // group takes the rest).
+  Status MarkStaged() override {
+    if (!staged_.active()) {
+      return Status::InvalidArgument("gpu: copy_in: MarkStaged without BeginStaging");
+    }
+    if (!side_staging_ || stage_group_ + 1 >= kMaxStageGroups) return Status::OK();
+    cudaError_t e = GrowEvents(&group_events_, stage_group_ + 1, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventRecord(group_events_[stage_group_], stage_stream_);
+    if (e != cudaSuccess) {
+      CancelStaging();
+      return CudaFailure("copy_in", e);
+    }
+    ++stage_group_;
+    return Status::OK();
+  }
 
   Status StageRange(uint64_t offset, uint64_t size) override {
     const Slice range(reinterpret_cast<const char*>(staged_arena_ + offset), size);
@@ -211,7 +238,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   bool DirectHostMemory(const uint8_t* src, uint64_t size) override {
-    return size == 0 || (PageLocked(src) && PageLocked(src + size - 1));
+    return size == 0 || KnownPinned(src, size) || (PageLocked(src) && PageLocked(src + size - 1));
   }
   Status StageFrom(uint64_t offset, const std::vector<Slice>& pieces) override {
     return StageCopies(offset, pieces.data(), pieces.size());
@@ -235,6 +262,11 @@ class CudaKeySortDevice final : public KeySortDevice {
       }
     }
     cudaError_t e = GrowEvents(&stage_events_, k + 2, cudaEventDefault);
+    if (e == cudaSuccess && side_staging_ && stage_delay_us_ > 0 && stage_group_ > delayed_group_) {
+      delayed_group_ = stage_group_;
+      DelayKernel<<<1, 1, 0, st>>>(stage_delay_us_);
+      e = cudaGetLastError();
+    }
     if (e == cudaSuccess) e = cudaEventRecord(stage_events_[k], st);
     uint64_t at = offset;
     for (size_t i = 0; i < n && e == cudaSuccess; ++i) {
@@ -243,8 +275,9 @@ class CudaKeySortDevice final : public KeySortDevice {
                             cudaMemcpyHostToDevice, st);
         if (side_staging_) {
           bulk_pending_ = true;
-          host_pieces_.push_back(
-              {at, pieces[i].size(), reinterpret_cast<const uint8_t*>(pieces[i].data())});
+          host_pieces_.push_back({at, pieces[i].size(),
+                                  reinterpret_cast<const uint8_t*>(pieces[i].data()),
+                                  stage_group_});
         }
       }
       at += pieces[i].size();
@@ -283,8 +316,26 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
 
   Status WaitVerified(KeySortOutput* out, std::map<std::string, uint64_t>* stage_micros) override {
-    if (!verify_pending_) return Status::OK();
-    // The verify stream waited for the staged copies: one wait for both.
+    const cudaError_t e = ResolveVerify(stage_micros);
+    if (e != cudaSuccess) {
+      ReleaseInput();
+      return CudaFailure("verify", e);
+    }
+    if (verified_bad_ != ~uint64_t{0}) {
+      out->bad_block = verified_bad_;
+      out->kept.clear();
+      ReleaseInput();
+      return Status::Corruption("block checksum mismatch");
+    }
+    return Status::OK();
+  }
+
+  // Waits for the verify a key-first job's Run left running, and keeps its
+  // result (verified_bad_: the lowest bad block, ~0 for none) for
+  // WaitVerified; adds the stage times WaitVerified names. The verify
+  // stream waited for the staged copies: one wait for both.
+  cudaError_t ResolveVerify(std::map<std::string, uint64_t>* stage_micros) {
+    if (!verify_pending_) return cudaSuccess;
     const auto w = std::chrono::steady_clock::now();
     cudaError_t e = cudaStreamSynchronize(verify_stream_);
     const uint64_t waited = MicrosSince(w);
@@ -301,22 +352,13 @@ class CudaKeySortDevice final : public KeySortDevice {
       staged_micros += static_cast<uint64_t>(ms * 1000.0f);
     }
     deferred_stage_copies_ = 0;
-    if (e != cudaSuccess) {
-      ReleaseInput();
-      return CudaFailure("verify", e);
-    }
+    if (e != cudaSuccess) return e;
     const auto verify = static_cast<uint64_t>(verify_ms * 1000.0f);
     (*stage_micros)["copy_in"] += staged_micros;
     (*stage_micros)["copy_in_wait"] += waited - std::min(waited, verify);
     (*stage_micros)["verify"] += verify;
-    const unsigned long long bad = mailbox_->verified[0];
-    if (bad != ~0ull) {
-      out->bad_block = bad;
-      out->kept.clear();
-      ReleaseInput();
-      return Status::Corruption("block checksum mismatch");
-    }
-    return Status::OK();
+    verified_bad_ = mailbox_->verified[0];
+    return cudaSuccess;
   }
 
   Status EncodeBlocks(const EncodeJob& job,
@@ -324,11 +366,8 @@ class CudaKeySortDevice final : public KeySortDevice {
                       const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     cudaGetLastError();
+    ResetUploads();
     Status s = held_.Check(job);
-    if (s.ok() && verify_pending_) {
-      s = Status::Aborted("gpu: encode: the input is not verified yet",
-                          "a key-first job's EncodeBlocks must follow WaitVerified");
-    }
     if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream before anything is freed
       s = EncodeStages(job, chunks, place, stage_micros, landed, &mem);
@@ -353,7 +392,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     plan_host_ = nullptr;
     for (PinnedBuffer* b : {&arena_, &key_arena_, &out_, &plan_, &plan_runs_, &split_io_,
-                            &run_count_, &plan_starts_, &upload_}) {
+                            &run_count_, &plan_starts_, &upload_, &groups_host_}) {
       b->Release();
     }
   }
@@ -580,6 +619,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // Key-first jobs: the blocks' keys' view (CheckBlocks to DecodeKeys),
     // and the deferred verify's inputs and result (Run to its release).
     uint8_t* view = nullptr;
+    uint8_t* groups = nullptr;  // staging groups (Run to the release)
     BlockSpan* verify_blocks = nullptr;
     uint32_t* verify_large = nullptr;
     Counters* verify_counters = nullptr;
@@ -622,17 +662,20 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   void ReleaseInput() {
     DrainCopiesBack();  // no copy back reads what is freed here
-    // Nor a key-first job's verify or staged copies (which read the
-    // caller's lent pieces: done when this returns).
-    if (verify_pending_) {
+    // Nor a key-first job's verify (its result kept for WaitVerified) or
+    // staged copies (which read the caller's lent pieces: done when this
+    // returns).
+    std::map<std::string, uint64_t> unreported;
+    if (ResolveVerify(&unreported) != cudaSuccess) {
       cudaStreamSynchronize(verify_stream_);
-      verify_pending_ = false;
+      cudaGetLastError();
     }
     DrainStaging();
     FreePlanDevice();
-    void* ptrs[] = {dev_.arena,        dev_.key_arena,     dev_.key_offset,   dev_.key_size,
-                    dev_.value_offset, dev_.value_size,    dev_.kept,         dev_.out,
-                    dev_.view,         dev_.verify_blocks, dev_.verify_large, dev_.verify_counters};
+    void* ptrs[] = {dev_.arena,          dev_.key_arena,  dev_.key_offset,    dev_.key_size,
+                    dev_.value_offset,   dev_.value_size, dev_.kept,          dev_.out,
+                    dev_.view,           dev_.groups,     dev_.verify_blocks, dev_.verify_large,
+                    dev_.verify_counters};
     for (void* p : ptrs) {
       if (p != nullptr) cudaFreeAsync(p, stream_);
     }
@@ -645,6 +688,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     host_pieces_ok_ = true;
     host_pieces_.clear();
     deferred_stage_copies_ = 0;
+    stage_group_ = 0;
+    groups_count_ = 0;
   }
 
   // Makes stream_ wait for the staged copies on stage_stream_ (a staging
@@ -815,6 +860,38 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
+  // EncodeStages' gate (docs/GPU.md, "Staging groups"). A key-first job's
+  // staged copies may still run when its encode begins: the gate is then
+  // closed, and each part's kernels wait (on stream_) for the staging
+  // groups its entries' values are in (GateEncodePart), or, without the
+  // kept positions' groups (no MarkStaged), for every staged copy.
+  cudaError_t BeginEncodeGate() {
+    gate_waited_ = 0;
+    gate_open_ = !(key_first_ && bulk_pending_);
+    if (gate_open_) return cudaSuccess;
+    cudaError_t e = cudaSuccess;
+    if (staged_all_ == nullptr) e = cudaEventCreateWithFlags(&staged_all_, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventRecord(staged_all_, stage_stream_);
+    if (e == cudaSuccess && groups_count_ > 0) e = cudaEventSynchronize(groups_event_);
+    return e;
+  }
+  // Before the kernels of a part whose last block is `last`: stream_ waits
+  // for the groups the part's entries need (the running maximum at its last
+  // kept position), or for every copy.
+  cudaError_t GateEncodePart(const EncodeBlock& last) {
+    if (gate_open_) return cudaSuccess;
+    const uint64_t end = last.first + last.n;  // the part's kept positions end here
+    uint32_t need = stage_group_;              // every copy, unless the groups say less
+    if (end > 0 && end <= groups_count_) need = groups_ptr_[end - 1];
+    if (need >= stage_group_) {
+      gate_open_ = true;
+      return cudaStreamWaitEvent(stream_, staged_all_, 0);
+    }
+    if (need < gate_waited_) return cudaSuccess;
+    gate_waited_ = need + 1;
+    return cudaStreamWaitEvent(stream_, group_events_[need], 0);
+  }
+
   // Queues one chunk: its planned blocks in, the kernels into the job's
   // device output buffer (EncodeStages allocates it, kept to the release)
   // part by part on stream_, each part's bytes back into out on
@@ -829,8 +906,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       EncodeBlock* d_blocks = nullptr;
       ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_blocks, nb));
       ACCELKV_CUDA_TRY("encode",
-                       cudaMemcpyAsync(d_blocks, job.blocks.data() + first_block,
-                                       nb * sizeof(EncodeBlock), cudaMemcpyHostToDevice, stream_));
+                       Upload(d_blocks, job.blocks.data() + first_block, nb * sizeof(EncodeBlock)));
       const EncodeSources src{dev_.arena,    dev_.key_arena,    dev_.kept,      dev_.key_offset,
                               dev_.key_size, dev_.value_offset, dev_.value_size};
       // Parts of about kEncodePartBytes of output, at most kEncodeParts, of
@@ -864,6 +940,7 @@ class CudaKeySortDevice final : public KeySortDevice {
           }
         }
         const EncodeBlock* part_blocks = d_blocks + (b0 - first_block);
+        ACCELKV_CUDA_TRY("encode", GateEncodePart(job.blocks[b1 - 1]));
         if (large + huge.size() < b1 - b0) {
           EncodeBlocksKernel<<<WarpGrid(b1 - b0, max_blocks_), kThreads, 0, stream_>>>(
               crc_tables_, src, part_blocks, b1 - b0, dev_.out);
@@ -890,9 +967,8 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (nf > 0) {
         EncodeFilter* d_filters = nullptr;
         ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_filters, nf));
-        ACCELKV_CUDA_TRY(
-            "encode", cudaMemcpyAsync(d_filters, job.filters.data() + first_filter,
-                                      nf * sizeof(EncodeFilter), cudaMemcpyHostToDevice, stream_));
+        ACCELKV_CUDA_TRY("encode", Upload(d_filters, job.filters.data() + first_filter,
+                                          nf * sizeof(EncodeFilter)));
         FilterInitKernel<<<static_cast<unsigned int>(nf), kThreads, 0, stream_>>>(d_filters,
                                                                                   dev_.out);
         ACCELKV_CUDA_TRY("encode", cudaGetLastError());
@@ -917,11 +993,9 @@ class CudaKeySortDevice final : public KeySortDevice {
         ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_tables, nt));
         ACCELKV_CUDA_TRY("encode", mem->Alloc(&d_comparator, job.comparator.size()));
         ACCELKV_CUDA_TRY(
-            "encode", cudaMemcpyAsync(d_tables, job.tables.data() + first_table,
-                                      nt * sizeof(EncodeTable), cudaMemcpyHostToDevice, stream_));
+            "encode", Upload(d_tables, job.tables.data() + first_table, nt * sizeof(EncodeTable)));
         ACCELKV_CUDA_TRY("encode",
-                         cudaMemcpyAsync(d_comparator, job.comparator.data(), job.comparator.size(),
-                                         cudaMemcpyHostToDevice, stream_));
+                         Upload(d_comparator, job.comparator.data(), job.comparator.size()));
         TableTailsKernel<<<static_cast<unsigned int>(nt), kThreads, 0, stream_>>>(
             crc_tables_, src, d_blocks, first_block, d_tables, d_comparator, dev_.out);
         ACCELKV_CUDA_TRY("encode", cudaGetLastError());
@@ -963,6 +1037,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       dev_.out_size = job.out_size;
     }
     ACCELKV_CUDA_TRY("encode", EnsureCopyStream());
+    ACCELKV_CUDA_TRY("encode", BeginEncodeGate());
     // Every exit drains the copies: no copy to a chunk's place outlives the
     // call.
     struct Drain {
@@ -970,11 +1045,20 @@ class CudaKeySortDevice final : public KeySortDevice {
       ~Drain() { cudaStreamSynchronize(copy); }
     } drain{copy_stream_};
     uint64_t landed_micros = 0;
-    // Waits for chunk c's copies and calls landed(c); false to stop.
+    // Waits for chunk c's copies and calls landed(c); false to stop. A
+    // key-first job's verify comes before the first landed (a bad checksum
+    // lands no chunk).
     auto wait = [&](size_t c, Status* st) {
-      const cudaError_t e = cudaEventSynchronize(chunk_events_[c % 2]);
+      cudaError_t e = cudaEventSynchronize(chunk_events_[c % 2]);
+      const auto v = std::chrono::steady_clock::now();
+      if (e == cudaSuccess) e = ResolveVerify(stage_micros);
+      landed_micros += MicrosSince(v);
       if (e != cudaSuccess) {
         *st = CudaFailure("encode", e);
+        return false;
+      }
+      if (verified_bad_ != ~uint64_t{0}) {
+        *st = Status::Corruption("block checksum mismatch");
         return false;
       }
       const auto t = std::chrono::steady_clock::now();
@@ -1161,6 +1245,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("verify", cudaStreamWaitEvent(verify_stream_, bulk_done_, 0));
       ACCELKV_CUDA_TRY("verify", cudaEventRecord(verify_events_[0], verify_stream_));
       verify_pending_ = true;
+      verified_bad_ = ~uint64_t{0};
     } else {
       mem->DrainFirst(verify_stream_);
     }
@@ -1306,7 +1391,45 @@ class CudaKeySortDevice final : public KeySortDevice {
       return Status::Corruption("gpu: compaction input holds a duplicated internal key");
     }
     dev_.kept_count = c.num_kept;
-    if (in.keep_for_encode) return PlanStage(in, keys, out, stage_micros, mem);
+    if (!in.keep_for_encode) return Status::OK();
+    Status s = PlanStage(in, keys, out, stage_micros, mem);
+    if (s.ok() && deferred) s = QueueStagedGroups(c.num_kept, mem);
+    return s;
+  }
+
+  // Key-first jobs staged in groups (MarkStaged): the staging group each
+  // kept position's entries need (StagedGroupsKernel, then their running
+  // maximum), back to groups_host_ for EncodeStages (groups_event_).
+  Status QueueStagedGroups(uint64_t k, JobAllocations* mem) {
+    groups_count_ = 0;
+    if (stage_group_ == 0 || k == 0 || host_pieces_.empty()) return Status::OK();
+    const auto np = static_cast<uint32_t>(host_pieces_.size());  // sorted by CheckBlocks
+    HostPiece* d_pieces = nullptr;
+    uint8_t* d_raw = nullptr;
+    size_t temp = 0;
+    uint8_t* d_temp = nullptr;
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_pieces, np));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_raw, k));
+    ACCELKV_CUDA_TRY("plan", AllocResident(&dev_.groups, k));
+    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::InclusiveScan(nullptr, temp, d_raw, dev_.groups,
+                                                            MaxGroup(), k, stream_));
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_temp, temp));
+    ACCELKV_CUDA_TRY("plan", Upload(d_pieces, host_pieces_.data(), np * sizeof(HostPiece)));
+    const auto grid = static_cast<unsigned int>(std::min<uint64_t>(Grid(k), max_blocks_));
+    StagedGroupsKernel<<<grid, kThreads, 0, stream_>>>(d_pieces, np, dev_.kept, k,
+                                                       dev_.value_offset, dev_.value_size, d_raw);
+    ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::InclusiveScan(d_temp, temp, d_raw, dev_.groups,
+                                                            MaxGroup(), k, stream_));
+    Status s = groups_host_.Get(k, "plan", &groups_ptr_);
+    if (!s.ok()) return s;
+    ACCELKV_CUDA_TRY("plan",
+                     cudaMemcpyAsync(groups_ptr_, dev_.groups, k, cudaMemcpyDeviceToHost, stream_));
+    if (groups_event_ == nullptr) {
+      ACCELKV_CUDA_TRY("plan", cudaEventCreateWithFlags(&groups_event_, cudaEventDisableTiming));
+    }
+    ACCELKV_CUDA_TRY("plan", cudaEventRecord(groups_event_, stream_));
+    groups_count_ = k;
     return Status::OK();
   }
 
@@ -1959,8 +2082,27 @@ class CudaKeySortDevice final : public KeySortDevice {
   bool bulk_pending_ = false;
   cudaEvent_t bulk_done_ = nullptr;
   bool verify_pending_ = false;
+  uint64_t verified_bad_ = ~uint64_t{0};  // the resolved verify's bad block (ResolveVerify)
   cudaEvent_t verify_events_[2] = {};
   uint64_t deferred_stage_copies_ = 0;
+  // Staging groups (MarkStaged): the group the next staged piece joins,
+  // the event at each earlier group's end, the event after every staged
+  // copy (EncodeStages), the kept positions' groups on the host (Run:
+  // QueueStagedGroups, groups_event_ after their copy) and EncodeStages'
+  // gate: whether its kernels still wait for staged copies, and the groups
+  // [0, gate_waited_) stream_ already waits for.
+  static constexpr uint32_t kMaxStageGroups = 255;  // a group is a byte
+  uint32_t stage_group_ = 0;
+  std::vector<cudaEvent_t> group_events_;
+  cudaEvent_t staged_all_ = nullptr;
+  PinnedBuffer groups_host_;
+  uint8_t* groups_ptr_ = nullptr;  // groups_host_'s bytes
+  uint64_t groups_count_ = 0;
+  cudaEvent_t groups_event_ = nullptr;
+  uint64_t stage_delay_us_ = 0;  // ACCELKV_GPU_TEST_STAGE_DELAY_US (BeginStaging)
+  uint32_t delayed_group_ = 0;   // the last group held back
+  bool gate_open_ = true;
+  uint32_t gate_waited_ = 0;
   // Upload's pageable sources while the staged copies run, and the bytes
   // taken of it since ResetUploads.
   static constexpr uint64_t kUploadStagingBytes = uint64_t{1} << 20;

@@ -91,7 +91,59 @@ struct HostPiece {
   uint64_t offset;
   uint64_t size;
   const uint8_t* host;
+  uint32_t group;  // its staging group (KeySortDevice::MarkStaged)
 };
+
+// The piece that holds arena byte x: the last one whose offset is at most x
+// (pieces sorted by offset, np >= 1).
+__device__ inline uint32_t PieceOf(const HostPiece* pieces, uint32_t np, uint64_t x) {
+  uint32_t a = 0, b = np;
+  while (b - a > 1) {
+    const uint32_t mid = a + (b - a) / 2;
+    if (pieces[mid].offset <= x) {
+      a = mid;
+    } else {
+      b = mid;
+    }
+  }
+  return a;
+}
+
+// Holds the stream it runs on for `micros` (the device's global timer): a
+// test hook that holds staged copies back (ACCELKV_GPU_TEST_STAGE_DELAY_US,
+// cuda_key_sort_device.cu).
+__global__ void DelayKernel(uint64_t micros) {
+  uint64_t start = 0;
+  uint64_t now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < micros * 1000);
+}
+
+// The running maximum's operator (a CUB scan over the groups).
+struct MaxGroup {
+  __host__ __device__ uint8_t operator()(uint8_t a, uint8_t b) const { return a > b ? a : b; }
+};
+
+// Staging groups: group[i] = the staging group that holds the value of the
+// entry at kept position i (its last byte: a value lies in one block, and
+// a block in one staged piece or in consecutive pieces of its table, staged
+// in ascending groups); 0 for an empty value, which reads nothing.
+// Run then takes their running maximum over the kept order (a CUB scan):
+// what the entries up to position i need.
+__global__ void StagedGroupsKernel(const HostPiece* pieces, uint32_t np, const uint32_t* kept,
+                                   uint64_t k, const uint64_t* value_offset,
+                                   const uint32_t* value_size, uint8_t* group) {
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < k;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint32_t e = kept[i];
+    const uint32_t size = value_size[e];
+    const uint64_t last = value_offset[e] + size - 1;
+    group[i] = size == 0 ? 0 : static_cast<uint8_t>(pieces[PieceOf(pieces, np, last)].group);
+  }
+}
 
 // The warp's lanes copy arena[lo, hi) from the host pieces into view at the
 // same offsets: 8-byte words where the source and the destination line up
@@ -99,16 +151,7 @@ struct HostPiece {
 __device__ void GatherArenaRange(const HostPiece* pieces, uint32_t np, uint64_t lo, uint64_t hi,
                                  uint8_t* view, uint32_t lane) {
   if (lo >= hi || np == 0) return;
-  uint32_t a = 0, b = np;  // the last piece whose offset <= lo
-  while (b - a > 1) {
-    const uint32_t mid = a + (b - a) / 2;
-    if (pieces[mid].offset <= lo) {
-      a = mid;
-    } else {
-      b = mid;
-    }
-  }
-  for (uint32_t k = a; k < np && lo < hi; ++k) {
+  for (uint32_t k = PieceOf(pieces, np, lo); k < np && lo < hi; ++k) {
     const HostPiece p = pieces[k];
     const uint64_t end = hi < p.offset + p.size ? hi : p.offset + p.size;
     if (end <= lo) continue;

@@ -241,6 +241,14 @@ uint64_t GpuCompactionExecutor::KeyFirstBytes(const CompactionJobSpec& spec,
   return whole_bytes <= budget && in.arena <= budget - whole_bytes ? in.arena : 0;
 }
 
+uint32_t GpuCompactionExecutor::StageGroups() const {
+  uint64_t groups = options_.key_first_stage_groups;
+  if (const char* v = std::getenv("ACCELKV_GPU_STAGE_GROUPS"); v != nullptr) {
+    groups = std::strtoull(v, nullptr, 10);
+  }
+  return static_cast<uint32_t>(std::clamp<uint64_t>(groups, 1, 255));
+}
+
 bool GpuCompactionExecutor::ChunkFits(uint64_t bytes, uint64_t entries, uint64_t blocks) const {
   return gpu::KeySortDevice::BytesNeeded(bytes, bytes, entries, blocks) <= device_->MemoryBudget();
 }
@@ -448,6 +456,9 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
                                       std::unique_ptr<gpu::PendingWrites>* defer,
                                       CompactionJobResult* result) {
   gpu::JobInput& input = *input_;  // reused: its arrays keep their pages
+  // "at_read", "at_decode", "at_sort", "at_encode": the wall time from the
+  // part's start to the end of each step (docs/GPU.md, the stage table).
+  const auto part_start = std::chrono::steady_clock::now();
   std::optional<gpu::CpuStageScope> setup_cpu(std::in_place, result, "setup");
   input.Clear();
   setup_cpu.reset();
@@ -460,13 +471,15 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   const bool device_encode = UseDeviceEncode(spec);
   // Key-first (docs/GPU.md, "Key-first jobs"): a device-encode job run
   // whole, when its memory allows (Run, KeyFirstBytes).
-  device_->SetKeyFirst(key_first_job_ && device_encode && chunk == nullptr);
+  const bool key_first = key_first_job_ && device_encode && chunk == nullptr;
+  device_->SetKeyFirst(key_first);
   auto t = std::chrono::steady_clock::now();
   Status s;
   {
     gpu::CpuStageScope cpu(result, "read");
     s = gpu::ReadInputTables(spec, device_.get(), chunk ? &chunk->parts : nullptr,
-                             /*stage=*/device_encode, &input, cpu.helpers());
+                             /*stage=*/device_encode, key_first ? StageGroups() : 1, &input,
+                             &result->stage_micros, cpu.helpers());
   }
   // The tables' validation, measured by the threads that read them, apart
   // from the reads themselves (its scope: one of them is this thread).
@@ -477,6 +490,7 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   read_cpu -= validate;
   result->stage_cpu_seconds["validate"] += validate;
   result->stage_micros["read"] += gpu::MicrosSince(t);
+  result->stage_micros["at_read"] += gpu::MicrosSince(part_start);
   if (!s.ok()) return s;
   // The tables' bytes (the arena also holds direct reads' alignment padding).
   result->bytes_read = 0;
@@ -493,6 +507,7 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   }
   // The lent files stay open to the job's end (Run): a key-first job's
   // copies read them until WaitVerified.
+  result->stage_micros["at_decode"] += gpu::MicrosSince(part_start);
   if (!s.ok()) return s;
   const uint64_t n = input.keys.num_entries();
   result->input_entries = n - input.out_of_range;
@@ -508,6 +523,7 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
     const Status keys = device_->WaitDecodedKeys(&result->stage_micros);
     if (s.ok()) s = keys;
   }
+  result->stage_micros["at_sort"] += gpu::MicrosSince(part_start);
   if (s.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
     return gpu::BlockChecksumMismatch(input, out.bad_block);
   }
@@ -522,22 +538,21 @@ Status GpuCompactionExecutor::RunPart(const CompactionJobSpec& spec, const gpu::
   gpu::EncodeOptions encode;
   encode.chunk_bytes = options_.encode_chunk_bytes;
   encode.on_host = !device_encode;
-  // Before any output: a key-first job's checksums, which its Run left to
-  // verify once the copies were in (WaitVerified; OK at once otherwise),
-  // then the caller's step.
-  const std::function<Status()> verified_then = [&]() {
-    Status v = device_->WaitVerified(&out, &result->stage_micros);
-    if (v.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
-      return gpu::BlockChecksumMismatch(input, out.bad_block);
-    }
-    if (v.ok() && before_output) v = before_output();
-    return v;
-  };
-  s = gpu::EncodeOutputs(spec, input, out, device_.get(), encode, encode_job_.get(), verified_then,
+  s = gpu::EncodeOutputs(spec, input, out, device_.get(), encode, encode_job_.get(), before_output,
                          defer, result);
+  result->stage_micros["at_encode"] += gpu::MicrosSince(part_start);
   gpu::CpuStageScope release_cpu(result, "release");
   device_->ReleaseEncodeInput();  // also when the plan failed before any chunk
-  return s;
+  // A key-first job's checksums, which its Run left to verify once the
+  // copies were in: the device's encode waited for them before its first
+  // chunk landed (a bad one failed it), and the release waited for them
+  // otherwise; WaitVerified reports the block (OK at once for other jobs).
+  // A bad checksum is the job's failure whatever else failed.
+  const Status v = device_->WaitVerified(&out, &result->stage_micros);
+  if (v.IsCorruption() && out.bad_block < input.keys.blocks.size()) {
+    return gpu::BlockChecksumMismatch(input, out.bad_block);
+  }
+  return s.ok() ? v : s;
 }
 
 void GpuCompactionExecutor::SetPlanInputs(const CompactionJobSpec& spec,

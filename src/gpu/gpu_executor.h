@@ -128,6 +128,16 @@ struct GpuExecutorOptions {
   // 1.20-1.27x at 1 KiB and 4 KiB (docs/GPU.md, "Key-first jobs";
   // bench/results/2026-11-28-h200-key-first.md).
   uint64_t key_first_min_bytes_per_entry = 256;
+  // A key-first job whose tables an in-memory Env lends is staged in this
+  // many groups, the tables' low keys first, so that the encode of the
+  // output's first tables starts, and their copies back run, while the
+  // later groups are still copied in (docs/GPU.md, "Staging groups");
+  // 1: table by table. ACCELKV_GPU_STAGE_GROUPS=N overrides it
+  // (measurements). At most 255. On an H100 (24 tables, 231 MB), against
+  // the code before staging groups: 4 groups 1.15x at 4 KiB values and
+  // 1.11x at 1 KiB, 8 groups 1.06x at both, 16 groups 1.0x-1.02x (more
+  // and smaller copies to queue; bench/results/2026-11-28-h100-staging-groups.md).
+  uint32_t key_first_stage_groups = 4;
   // Fraction of the device's free memory (at Create) one job may use.
   double device_memory_fraction = 0.5;
   // When not 0, the most device bytes one job may use (below the
@@ -235,6 +245,9 @@ class GpuCompactionExecutor final : public CompactionExecutor {
   // key-first: options_.key_first (or ACCELKV_GPU_KEY_FIRST) off, or the
   // job and the view do not fit the budget together.
   uint64_t KeyFirstBytes(const CompactionJobSpec& spec, uint64_t whole_bytes) const;
+  // A key-first job's staging groups: options_.key_first_stage_groups, or
+  // ACCELKV_GPU_STAGE_GROUPS, in [1, 255].
+  uint32_t StageGroups() const;
   // Whether a chunk of that many file-arena bytes (the input bytes, plus
   // direct reads' alignment padding), entries and data blocks fits (the
   // key arena estimated as the same bytes).

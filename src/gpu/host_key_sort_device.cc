@@ -38,6 +38,14 @@ class HostKeySortDevice final : public KeySortDevice {
     staged_.Begin(arena, size);
     key_first_ = false;
     verify_pending_ = false;
+    verified_bad_ = ~uint64_t{0};
+    return Status::OK();
+  }
+  // Every copy is done when staged: a group needs no event.
+  Status MarkStaged() override {
+    if (!staged_.active()) {
+      return Status::InvalidArgument("gpu: copy_in: MarkStaged without BeginStaging");
+    }
     return Status::OK();
   }
   // Key-first jobs: nothing runs ahead here (every copy is done when
@@ -45,16 +53,22 @@ class HostKeySortDevice final : public KeySortDevice {
   // CUDA device does, so the executor's handling of it runs in CI.
   void SetKeyFirst(bool on) override { key_first_allowed_ = on; }
   Status WaitVerified(KeySortOutput* out, std::map<std::string, uint64_t>* stage_micros) override {
-    if (!verify_pending_) return Status::OK();
-    verify_pending_ = false;
-    (*stage_micros)["copy_in_wait"] += 0;
-    if (pending_bad_block_ != ~uint64_t{0}) {
-      out->bad_block = pending_bad_block_;
+    ResolveVerify(stage_micros);
+    if (verified_bad_ != ~uint64_t{0}) {
+      out->bad_block = verified_bad_;
       out->kept.clear();
       held_.Release();
       return Status::Corruption("block checksum mismatch");
     }
     return Status::OK();
+  }
+  // The verify Run left: its result kept for WaitVerified (EncodeBlocks
+  // and the releases resolve it too, as on the CUDA device).
+  void ResolveVerify(std::map<std::string, uint64_t>* stage_micros) {
+    if (!verify_pending_) return;
+    verify_pending_ = false;
+    (*stage_micros)["copy_in_wait"] += 0;
+    verified_bad_ = pending_bad_block_;
   }
   Status StageRange(uint64_t offset, uint64_t size) override { return staged_.Add(offset, size); }
   // The arena is this device's memory: lent bytes are copied into it, so
@@ -77,7 +91,8 @@ class HostKeySortDevice final : public KeySortDevice {
   }
   void CancelStaging() override {
     staged_.Reset();
-    verify_pending_ = false;
+    std::map<std::string, uint64_t> unreported;
+    ResolveVerify(&unreported);
   }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
     return key_arena_.Get(bytes, "alloc", arena);
@@ -93,10 +108,6 @@ class HostKeySortDevice final : public KeySortDevice {
                       const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     Status s = held_.Check(job);
-    if (s.ok() && verify_pending_) {
-      s = Status::Aborted("gpu: encode: the input is not verified yet",
-                          "a key-first job's EncodeBlocks must follow WaitVerified");
-    }
     if (s.ok()) s = CheckEncodeChunks(job, chunks, kept_.size());
     const EncodeSources src{job.arena,          job.key_arena,    kept_.data(),
                             key_offset_.data(), key_size_.data(), value_offset_.data(),
@@ -126,13 +137,23 @@ class HostKeySortDevice final : public KeySortDevice {
         std::memcpy(at, device_out_.data() + from, n);
       });
       (*stage_micros)["gpu_encode"] += MicrosSince(t);
+      // A key-first job's checksums before its first chunk lands.
+      ResolveVerify(stage_micros);
+      if (verified_bad_ != ~uint64_t{0}) {
+        s = Status::Corruption("block checksum mismatch");
+        break;
+      }
       if (!landed(c)) break;
     }
     if (!s.ok()) held_.Release();  // a failed call releases the input (key_sort_device.h)
     return s;
   }
 
-  void ReleaseEncodeInput() override { held_.Release(); }
+  void ReleaseEncodeInput() override {
+    held_.Release();
+    std::map<std::string, uint64_t> unreported;
+    ResolveVerify(&unreported);  // as the CUDA device's release waits for the verify
+  }
 
   // The kernels' work, block by block, the sums running as the scan's do.
   Status CheckBlocks(const uint8_t* arena, uint64_t arena_size, const HostVector<BlockSpan>& spans,
@@ -240,6 +261,7 @@ class HostKeySortDevice final : public KeySortDevice {
     key_first_ = false;
     verify_pending_ = false;
     pending_bad_block_ = ~uint64_t{0};
+    verified_bad_ = ~uint64_t{0};
     plan_.clear();
     plan_released_ = false;
     runs_.clear();
@@ -451,6 +473,7 @@ class HostKeySortDevice final : public KeySortDevice {
   bool key_first_ = false;
   bool verify_pending_ = false;
   uint64_t pending_bad_block_ = ~uint64_t{0};
+  uint64_t verified_bad_ = ~uint64_t{0};  // the resolved verify's (WaitVerified)
   // Run's plan inputs, and the entries and kept order EncodeBlocks reads.
   static constexpr uint64_t kPlanStretch = 1000;  // WaitPlan
   std::vector<PlanEntry> plan_;

@@ -205,8 +205,16 @@ void SetDeeperLevels(const Compaction& c, KeySortInput* keys);
 // DecodeKeys uploads only the blocks' keys), and each reader thread checks
 // its table's block checksums once it is validated (TableBlocks::bad_span,
 // reported by DecodeInputTables).
+// stage_groups > 1 (a key-first job: KeySortDevice::SetKeyFirst): a whole
+// job (no parts) whose tables are all lent is staged in that many groups,
+// the tables' low keys first (staging_groups.h, KeySortDevice::MarkStaged),
+// before any table is validated; else table by table as above. Adds, from
+// the call's start, "read_arena" (the arenas ready), and with staging
+// groups "read_open" (every table open) and "read_staged" (every copy
+// queued).
 Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
-                       const std::vector<TablePart>* parts, bool stage, JobInput* input,
+                       const std::vector<TablePart>* parts, bool stage, uint32_t stage_groups,
+                       JobInput* input, std::map<std::string, uint64_t>* stage_micros,
                        double* helper_cpu_seconds);
 
 // Decodes the tables read by ReadInputTables: their validated blocks in

@@ -282,13 +282,16 @@ struct EncodeJob {
   uint64_t arena_size = 0;
   const uint8_t* key_arena = nullptr;
   uint64_t key_arena_size = 0;
-  std::vector<EncodeBlock> blocks;  // in output order, covering the kept entries in order
+  // Page-locked where the device can (HostVector), so a key-first job's
+  // encode uploads them with a copy kernel while the staged copies still
+  // hold the copy engine.
+  HostVector<EncodeBlock> blocks;  // in output order, covering the kept entries in order
   // The tables' filter blocks (bloom bits on), in table order; a table's
   // filter follows its data blocks in the output.
-  std::vector<EncodeFilter> filters;
+  HostVector<EncodeFilter> filters;
   // The tables' tails (properties, index, footer: tail_common.h), in table
   // order; each table's bytes, data blocks to footer, are contiguous.
-  std::vector<EncodeTable> tables;
+  HostVector<EncodeTable> tables;
   std::string comparator;  // the comparator name the properties blocks store
   uint64_t out_size = 0;   // bytes of every table (and the padding between tables)
 };
@@ -640,7 +643,20 @@ class KeySortDevice {
   // as without. Staged pieces (StageFrom) must then stay valid until
   // WaitVerified, CancelStaging, ReleaseEncodeInput or ReleaseHostBuffers
   // returns, not only until DecodeKeys. Holds until changed.
+  //
+  // Staging groups (key-first jobs): MarkStaged ends a group, the copies
+  // staged since BeginStaging or the last MarkStaged. A key-first job's
+  // EncodeBlocks starts the kernels of a part of its output once the groups
+  // that hold the values of the part's entries (and of every entry before
+  // them) are in, not after the last copy, so that the output's first
+  // copies back run beside the last copies in: the caller stages the
+  // tables' low keys first (ReadInputTables, "Staging groups" in
+  // docs/GPU.md). Which groups an entry needs comes from where its value
+  // was staged, never from the keys, so any grouping is correct; one that
+  // follows the keys only lets the encode start sooner. OK on the host
+  // reference (its copies are done when staged).
   virtual void SetKeyFirst(bool on) = 0;
+  virtual Status MarkStaged() = 0;
   virtual Status BeginStaging(const uint8_t* arena, uint64_t size) = 0;
   virtual Status StageRange(uint64_t offset, uint64_t size) = 0;
   virtual bool DirectHostMemory(const uint8_t* src, uint64_t size) = 0;
@@ -674,7 +690,11 @@ class KeySortDevice {
   // idle between chunks. landed returning false stops the call (chunks not
   // yet queued are not encoded; the one in flight is waited for) and it
   // returns OK. Adds its time, less place's and landed's, under
-  // "gpu_encode". Aborted("gpu: encode: ...") on any failure,
+  // "gpu_encode". After a key-first job's Run (WaitVerified) the device
+  // may encode before the checksums' verify is done, but it waits for the
+  // verify before the first landed(c): a bad checksum returns
+  // Corruption("block checksum mismatch") with no chunk landed, and
+  // WaitVerified then gives the block. Aborted("gpu: encode: ...") on any failure,
   // InvalidArgument for a range or block outside the job (CheckEncodeJob,
   // every chunk checked before any is encoded). An injected kEncode failure
   // strikes the chunk that ends at the job's last block (with several
@@ -786,8 +806,10 @@ class KeySortDevice {
   // checksum mismatch") with out->bad_block (and out->kept cleared) for a
   // bad checksum, Aborted("gpu: verify: ...") for a device failure. Adds
   // "copy_in" (the staged copies' device time), "copy_in_wait" (the wait
-  // for them) and "verify". OK at once when nothing was left (any other
-  // job). EncodeBlocks refuses to run (Aborted) while a verify is left.
+  // for them) and "verify". EncodeBlocks (before its first landed) and
+  // every release of the input wait for the verify too: WaitVerified then
+  // returns the result they found, until the next job's BeginStaging or
+  // Run. OK at once when nothing was left (any other job).
   virtual Status WaitVerified(KeySortOutput* out,
                               std::map<std::string, uint64_t>* stage_micros) = 0;
 

@@ -3,6 +3,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
 
 #include "gpu/cuda_support.h"
 #include "gpu/pinned_pool.h"
@@ -22,12 +26,47 @@ size_t PinnedMapped(size_t bytes) {
   return bytes < kPinnedMapMin ? 0 : AlignUp(bytes, kHugePageSize);
 }
 
+// The regions PinnedMap returned and PinnedUnmap has not freed: first
+// byte -> end. Never destroyed (regions are freed during the exit).
+class PinnedRegions {
+ public:
+  void Add(const void* p, size_t size) {
+    std::unique_lock<std::shared_mutex> l(mu_);
+    regions_[reinterpret_cast<uintptr_t>(p)] = reinterpret_cast<uintptr_t>(p) + size;
+  }
+  void Remove(const void* p) {
+    std::unique_lock<std::shared_mutex> l(mu_);
+    regions_.erase(reinterpret_cast<uintptr_t>(p));
+  }
+  bool Contains(const void* p, size_t size) const {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    std::shared_lock<std::shared_mutex> l(mu_);
+    auto it = regions_.upper_bound(a);  // the first region starting after p
+    if (it == regions_.begin()) return false;
+    --it;
+    return a + size <= it->second;
+  }
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::map<uintptr_t, uintptr_t> regions_;
+};
+
+PinnedRegions& Regions() {
+  static PinnedRegions* const regions = new PinnedRegions;
+  return *regions;
+}
+
 }  // namespace
 
 cudaError_t PinnedMap(size_t bytes, void** p) {
   *p = nullptr;
   const size_t size = PinnedMapped(bytes);
-  if (size == 0) return cudaHostAlloc(p, std::max<size_t>(bytes, 1), cudaHostAllocDefault);
+  if (size == 0) {
+    const cudaError_t e = cudaHostAlloc(p, std::max<size_t>(bytes, 1), cudaHostAllocDefault);
+    if (e == cudaSuccess) Regions().Add(*p, std::max<size_t>(bytes, 1));
+    return e;
+  }
   void* q = MapHugePages(size);
   if (q == nullptr) return cudaErrorMemoryAllocation;
   const cudaError_t e = cudaHostRegister(q, size, cudaHostRegisterDefault);
@@ -35,12 +74,16 @@ cudaError_t PinnedMap(size_t bytes, void** p) {
     munmap(q, size);
     return e;
   }
+  Regions().Add(q, size);
   *p = q;
   return cudaSuccess;
 }
 
+bool KnownPinned(const void* p, size_t size) { return Regions().Contains(p, size); }
+
 void PinnedUnmap(void* p, size_t bytes) {
   if (p == nullptr) return;
+  Regions().Remove(p);
   const size_t mapped = PinnedMapped(bytes);
   if (mapped == 0) {
     cudaFreeHost(p);

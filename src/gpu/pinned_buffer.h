@@ -33,6 +33,13 @@ cudaError_t PinnedMap(size_t bytes, void** p);
 // Frees what PinnedMap(bytes) returned (p may be nullptr).
 void PinnedUnmap(void* p, size_t bytes);
 
+// Whether [p, p + size) lies inside one region PinnedMap returned and
+// PinnedUnmap has not freed (a map lookup under a shared lock). The device's
+// DirectHostMemory asks it before cudaPointerGetAttributes, whose two calls
+// a piece cost 1-2 us: a key-first job asks of several hundred pieces
+// (docs/GPU.md, "Staging groups").
+bool KnownPinned(const void* p, size_t size);
+
 // HostVector's pinned storage (host_vector.h, PinnedHostMemory): PinnedMap,
 // nullptr where it fails (the error cleared: HostVector falls back to
 // ordinary memory), and PinnedUnmap.

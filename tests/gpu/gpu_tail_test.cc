@@ -129,7 +129,7 @@ void CheckShape(const Shape& shape, Random* rnd) {
   const BlockLayout il = index_layout.Layout();
 
   gpu::EncodeJob job;
-  job.blocks = blocks;
+  job.blocks.assign(blocks.begin(), blocks.end());
   job.tables.push_back(t);
   job.comparator = shape.comparator;
   job.out_size = table_offset + gpu::TableFileSize(t);
