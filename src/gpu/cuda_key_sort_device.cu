@@ -579,6 +579,10 @@ class CudaKeySortDevice final : public KeySortDevice {
     } else {
       ReleaseInput();
     }
+    // An earlier job's verify result (kept for its WaitVerified by the
+    // releases above) is not this one's: a keys-only or chunked job's
+    // WaitVerified after a key-first job's checksum mismatch returns OK.
+    verified_bad_ = ~uint64_t{0};
     out->plan = nullptr;
     out->boundary_starts.clear();
     out->bad_block = ~uint64_t{0};
