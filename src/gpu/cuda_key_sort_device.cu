@@ -167,9 +167,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     for (cudaEvent_t e : encode_events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
-    for (cudaEvent_t e : chunk_events_) {
-      if (e != nullptr) cudaEventDestroy(e);
-    }
+    for (cudaEvent_t e : chunk_events_) cudaEventDestroy(e);
+    for (cudaEvent_t e : timeline_events_) cudaEventDestroy(e);
+    if (timeline_origin_ != nullptr) cudaEventDestroy(timeline_origin_);
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
     if (spin_event_ != nullptr) cudaEventDestroy(spin_event_);
     for (cudaEvent_t e : plan_events_) cudaEventDestroy(e);
@@ -210,9 +210,33 @@ class CudaKeySortDevice final : public KeySortDevice {
     const char* delay = std::getenv("ACCELKV_GPU_TEST_STAGE_DELAY_US");
     stage_delay_us_ = delay != nullptr ? std::strtoull(delay, nullptr, 10) : 0;
     delayed_group_ = 0;
+    // Measurements: ACCELKV_GPU_TIMELINE=1 adds the device's timeline
+    // (docs/GPU.md, "Stats": tl_*), from an event recorded here.
+    const char* timeline = std::getenv("ACCELKV_GPU_TIMELINE");
+    timeline_ = timeline != nullptr && std::strcmp(timeline, "1") == 0;
+    if (timeline_) {
+      if (GrowEvents(&timeline_events_, 3, cudaEventDefault) != cudaSuccess ||
+          (timeline_origin_ == nullptr && cudaEventCreate(&timeline_origin_) != cudaSuccess) ||
+          cudaEventRecord(timeline_origin_, side_staging_ ? stage_stream_ : stream_) !=
+              cudaSuccess) {
+        cudaGetLastError();
+        timeline_ = false;
+      }
+      timeline_host_ = std::chrono::steady_clock::now();
+    }
     return Status::OK();
   }
   void SetKeyFirst(bool on) override { key_first_allowed_ = on; }
+
+  // Microseconds from the timeline's origin to event e (0 if unknown).
+  uint64_t TimelineMicros(cudaEvent_t e) const {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, timeline_origin_, e) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return static_cast<uint64_t>(std::max(ms, 0.0f) * 1000.0f);
+  }
 
   // A key-first staging's group ends with an event on stage_stream_ (at
   // most kMaxStageGroups groups: later marks are ignored, so the last
@@ -351,6 +375,15 @@ class CudaKeySortDevice final : public KeySortDevice {
       e = cudaEventElapsedTime(&ms, stage_events_[2 * i], stage_events_[2 * i + 1]);
       staged_micros += static_cast<uint64_t>(ms * 1000.0f);
     }
+    if (e == cudaSuccess && timeline_) {
+      uint64_t in_end = 0;
+      for (uint64_t i = 0; i < deferred_stage_copies_; ++i) {
+        in_end = std::max(in_end, TimelineMicros(stage_events_[2 * i + 1]));
+      }
+      (*stage_micros)["tl_copies_in_end"] += in_end;
+      (*stage_micros)["tl_verify_end"] += TimelineMicros(verify_events_[1]);
+      (*stage_micros)["tl_verify_resolved"] += MicrosSince(timeline_host_);
+    }
     deferred_stage_copies_ = 0;
     if (e != cudaSuccess) return e;
     const auto verify = static_cast<uint64_t>(verify_ms * 1000.0f);
@@ -363,14 +396,15 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   Status EncodeBlocks(const EncodeJob& job,
                       const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
-                      const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
+                      const ChunkPlacer& place, size_t queue_ahead,
+                      std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     cudaGetLastError();
     ResetUploads();
     Status s = held_.Check(job);
     if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream before anything is freed
-      s = EncodeStages(job, chunks, place, stage_micros, landed, &mem);
+      s = EncodeStages(job, chunks, place, queue_ahead, stage_micros, landed, &mem);
     }
     if (!s.ok()) ReleaseInput();  // a failed call releases the input
     return s;
@@ -694,6 +728,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     deferred_stage_copies_ = 0;
     stage_group_ = 0;
     groups_count_ = 0;
+    timeline_ = false;  // until the next BeginStaging
   }
 
   // Makes stream_ wait for the staged copies on stage_stream_ (a staging
@@ -904,7 +939,8 @@ class CudaKeySortDevice final : public KeySortDevice {
   // filters and tails and their copies. Returns without waiting; the
   // chunk's small arrays stay in mem until the call ends.
   Status QueueEncodeChunk(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
-                          const ChunkPlace& where, JobAllocations* mem) {
+                          const ChunkPlace& where, JobAllocations* mem,
+                          cudaEvent_t first_part_done) {
     const uint64_t nb = end_block - first_block;
     if (nb > 0) {
       EncodeBlock* d_blocks = nullptr;
@@ -913,26 +949,37 @@ class CudaKeySortDevice final : public KeySortDevice {
                        Upload(d_blocks, job.blocks.data() + first_block, nb * sizeof(EncodeBlock)));
       const EncodeSources src{dev_.arena,    dev_.key_arena,    dev_.kept,      dev_.key_offset,
                               dev_.key_size, dev_.value_offset, dev_.value_size};
-      // Parts of about kEncodePartBytes of output, at most kEncodeParts, of
-      // at least kMinPartBlocks blocks (one part when the chunk has fewer).
-      uint64_t chunk_bytes = 0;
-      for (uint64_t i = first_block; i < end_block; ++i) {
-        chunk_bytes += EncodedBlockSize(job.blocks[i]) + 5;
-      }
+      // Parts of about kEncodePartBytes of output (the chunk's extent, its
+      // blocks with the filters and tails between its tables: a part's
+      // count is all it decides), at most kEncodeParts, of at least
+      // kMinPartBlocks blocks (one part when the chunk has fewer). The
+      // host reads each block once, for its part, so the first part's
+      // kernels start after its own blocks were read: the chunk's whole
+      // list read first, and a span kept per block, made queueing a 4 KiB-
+      // value job's four chunks take 2 ms of host time on the H200.
+      const EncodeBlock& last = job.blocks[end_block - 1];
+      const uint64_t chunk_bytes =
+          last.out_offset + EncodedBlockSize(last) + 5 - job.blocks[first_block].out_offset;
       const uint64_t max_parts =
           std::max<uint64_t>(1, std::min<uint64_t>(kEncodeParts, nb / kMinPartBlocks));
       const uint64_t parts = std::clamp<uint64_t>(chunk_bytes / kEncodePartBytes, 1, max_parts);
+      std::vector<std::pair<uint64_t, uint64_t>> spans;  // a part's runs of adjacent blocks
+      std::vector<HugeBlock> huge;
       for (uint64_t p = 0; p < parts; ++p) {
         const uint64_t b0 = first_block + nb * p / parts;
         const uint64_t b1 = first_block + nb * (p + 1) / parts;
-        std::vector<std::pair<uint64_t, uint64_t>> spans;  // offset, size with trailer
-        spans.reserve(b1 - b0);
+        spans.clear();
+        huge.clear();
         uint64_t large = 0;
-        std::vector<HugeBlock> huge;
         uint64_t huge_tbs = 0;
         for (uint64_t i = b0; i < b1; ++i) {
+          const uint64_t at = job.blocks[i].out_offset;
           const uint64_t size = EncodedBlockSize(job.blocks[i]);
-          spans.emplace_back(job.blocks[i].out_offset, size + 5);
+          if (!spans.empty() && spans.back().first + spans.back().second == at) {
+            spans.back().second += size + 5;  // offset, size with trailer
+          } else {
+            spans.emplace_back(at, size + 5);
+          }
           if (size >= kHugeBlockBytes) {
             // A block is under 4 GiB (TableBuilder's guard), so tbs < 2^15.
             const auto tbs = static_cast<uint32_t>((size + kHugeSliceBytes - 1) / kHugeSliceBytes);
@@ -960,6 +1007,9 @@ class CudaKeySortDevice final : public KeySortDevice {
           ACCELKV_CUDA_TRY("encode", EncodeHugeBlocks(huge, huge_tbs, src, part_blocks, mem));
         }
         ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, p, where));
+        if (p == 0 && first_part_done != nullptr) {
+          ACCELKV_CUDA_TRY("encode", cudaEventRecord(first_part_done, stream_));
+        }
       }
       // The chunk's tables' filters, once their data blocks' kernels ran
       // (the bits kernel's atomics touch the words around each filter,
@@ -990,7 +1040,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       uint64_t end_table = 0;
       TablesOfBlocks(job, first_block, end_block, &first_table, &end_table);
       const uint64_t nt = end_table - first_table;
-      std::vector<std::pair<uint64_t, uint64_t>> spans;  // filters and tails
+      spans.clear();  // the filters and tails
       if (nt > 0) {
         EncodeTable* d_tables = nullptr;
         uint8_t* d_comparator = nullptr;
@@ -1021,17 +1071,20 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // The chunks one after another, chunk c + 1 queued before chunk c is
-  // waited for (an event after its last copy back), so the device encodes
-  // the next chunk while the last one's bytes still come back and the
-  // caller hands them to its writers: one call per chunk, each draining
-  // both streams, left the device idle between chunks.
+  // The chunks one after another, up to queue_ahead of them queued before
+  // the first of them is waited for (an event after its last copy back), so
+  // the device encodes later chunks while earlier ones' bytes still come
+  // back and the caller hands them to its writers: one call per chunk,
+  // each draining both streams, left the device idle between chunks, and
+  // queueing one chunk ahead left the copies back idle while the host
+  // waited for a key-first job's verify before its first landed.
   Status EncodeStages(const EncodeJob& job,
                       const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
-                      const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
+                      const ChunkPlacer& place, size_t queue_ahead,
+                      std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed, JobAllocations* mem) {
     const auto t0 = std::chrono::steady_clock::now();
-    Status s = CheckEncodeChunks(job, chunks, dev_.kept_count);
+    Status s = CheckChunkOrder(chunks);
     if (!s.ok()) return s;
     if (dev_.out == nullptr || dev_.out_size < job.out_size) {
       if (dev_.out != nullptr) cudaFreeAsync(dev_.out, stream_);
@@ -1053,7 +1106,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // key-first job's verify comes before the first landed (a bad checksum
     // lands no chunk).
     auto wait = [&](size_t c, Status* st) {
-      cudaError_t e = cudaEventSynchronize(chunk_events_[c % 2]);
+      cudaError_t e = cudaEventSynchronize(chunk_events_[c]);
       const auto v = std::chrono::steady_clock::now();
       if (e == cudaSuccess) e = ResolveVerify(stage_micros);
       landed_micros += MicrosSince(v);
@@ -1065,39 +1118,76 @@ class CudaKeySortDevice final : public KeySortDevice {
         *st = Status::Corruption("block checksum mismatch");
         return false;
       }
+      if (timeline_) {
+        (*stage_micros)["tl_chunk" + std::to_string(c) + "_landed"] += MicrosSince(timeline_host_);
+      }
       const auto t = std::chrono::steady_clock::now();
       const bool go_on = landed(c);
       landed_micros += MicrosSince(t);
       return go_on;
     };
+    // Chunk c is queued once chunks [0, c - queue_ahead] landed; the chunks
+    // queued before a failure still land (their files are then written, as
+    // they would be had the failing chunk failed after them).
+    const size_t ahead = std::max<size_t>(queue_ahead, 1);
+    size_t queued = 0;
+    size_t done = 0;  // chunks landed (or, after a failed wait, given up)
     bool go_on = true;
+    const auto land_next = [&]() {
+      Status w;
+      go_on = wait(done++, &w);
+      if (!w.ok()) {
+        if (s.ok()) s = w;
+        go_on = false;  // a failed wait: no later chunk lands
+      }
+    };
     for (size_t c = 0; c < chunks.size() && go_on && s.ok(); ++c) {
+      while (go_on && c - done >= ahead) land_next();
+      if (!go_on) break;
       if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
         s = Injected(GpuStage::kEncode);
-      } else {
-        // Its place may wait for the writes of an earlier chunk (the
-        // caller's time, not the device's: counted out like landed's).
-        const auto t = std::chrono::steady_clock::now();
-        const ChunkPlace where = place(c);
-        landed_micros += MicrosSince(t);
-        s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, where, mem);
-        if (s.ok()) {
-          const cudaError_t e = cudaEventRecord(chunk_events_[c % 2], copy_stream_);
-          if (e != cudaSuccess) s = CudaFailure("encode", e);
+        break;
+      }
+      s = CheckEncodeJob(job, chunks[c].first, chunks[c].second, dev_.kept_count);
+      if (!s.ok()) break;
+      if (timeline_) {
+        (*stage_micros)["tl_chunk" + std::to_string(c) + "_checked"] += MicrosSince(timeline_host_);
+      }
+      // Its place may wait for the writes of an earlier chunk (the
+      // caller's time, not the device's: counted out like landed's).
+      const auto t = std::chrono::steady_clock::now();
+      const ChunkPlace where = place(c);
+      landed_micros += MicrosSince(t);
+      const cudaError_t e = EnsureChunkEvent(c);
+      if (e != cudaSuccess) {
+        s = CudaFailure("encode", e);
+        break;
+      }
+      const std::string tl = timeline_ ? "tl_chunk" + std::to_string(c) : std::string();
+      if (timeline_) (*stage_micros)[tl + "_placed"] += MicrosSince(timeline_host_);
+      s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, where, mem,
+                           timeline_ ? timeline_events_[3 * c] : nullptr);
+      if (timeline_) (*stage_micros)[tl + "_queued"] += MicrosSince(timeline_host_);
+      if (s.ok()) {
+        cudaError_t r = cudaEventRecord(chunk_events_[c], copy_stream_);
+        if (r == cudaSuccess && timeline_)
+          r = cudaEventRecord(timeline_events_[3 * c + 1], stream_);
+        if (r == cudaSuccess && timeline_) {
+          r = cudaEventRecord(timeline_events_[3 * c + 2], copy_stream_);
         }
+        if (r != cudaSuccess) s = CudaFailure("encode", r);
       }
-      // The chunk before this one: landed once its copies are done, also
-      // when this one failed (its files are then written, as they would
-      // be had this chunk failed after it).
-      if (c > 0) {
-        Status w;
-        go_on = wait(c - 1, &w);
-        if (s.ok()) s = w;
-      }
-      if (s.ok() && go_on && c + 1 == chunks.size()) {
-        Status w;
-        go_on = wait(c, &w);
-        s = w;
+      if (s.ok()) queued = c + 1;
+    }
+    while (go_on && done < queued) land_next();
+    if (timeline_) {
+      // Each landed chunk: its kernels' end and its copies' end (device).
+      (*stage_micros)["tl_encode_call"] += MicrosSince(timeline_host_) - MicrosSince(t0);
+      for (size_t c = 0; c < done; ++c) {
+        const std::string name = "tl_chunk" + std::to_string(c);
+        (*stage_micros)[name + "_part0"] += TimelineMicros(timeline_events_[3 * c]);
+        (*stage_micros)[name + "_encoded"] += TimelineMicros(timeline_events_[3 * c + 1]);
+        (*stage_micros)[name + "_back"] += TimelineMicros(timeline_events_[3 * c + 2]);
       }
     }
     if (s.ok()) ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
@@ -1964,8 +2054,7 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   // The copy stream and the events that order its copies after kernels on
   // stream_ (the decoded keys': keys_event_; the encode's: kEncodeParts for
-  // the parts, one for the filters; chunk_events_, each encode chunk's last
-  // copy back), made on first use.
+  // the parts, one for the filters), made on first use.
   cudaError_t EnsureCopyStream() {
     if (copy_stream_ != nullptr) return cudaSuccess;
     if (keys_event_ == nullptr) {
@@ -1977,15 +2066,18 @@ class CudaKeySortDevice final : public KeySortDevice {
       const cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
       if (err != cudaSuccess) return err;
     }
-    // The host waits on these: it sleeps (blocking sync) and leaves its
-    // core to the writers.
-    for (cudaEvent_t& e : chunk_events_) {
-      if (e != nullptr) continue;
-      const cudaError_t err =
-          cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync);
-      if (err != cudaSuccess) return err;
-    }
     return cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
+  }
+
+  // chunk_events_[c], made on first use and kept. The host waits on them:
+  // it sleeps (blocking sync) and leaves its core to the writers. With
+  // the timeline on, also the chunk's timing events (encoded, back).
+  cudaError_t EnsureChunkEvent(size_t c) {
+    cudaError_t e =
+        GrowEvents(&chunk_events_, c + 1, cudaEventDisableTiming | cudaEventBlockingSync);
+    if (e == cudaSuccess && timeline_)
+      e = GrowEvents(&timeline_events_, 3 * (c + 1), cudaEventDefault);
+    return e;
   }
 
   // The huge blocks of a part (list, grid of tbs thread blocks; block
@@ -2116,7 +2208,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Upload(dst, src, bytes);
   };
   cudaEvent_t encode_events_[kEncodeParts + 1] = {};
-  cudaEvent_t chunk_events_[2] = {};  // the chunk in flight and the one before
+  std::vector<cudaEvent_t> chunk_events_;  // each queued chunk's last copy back (EnsureChunkEvent)
+  // ACCELKV_GPU_TIMELINE=1 (BeginStaging): the origin event and the host's
+  // time then; each chunk's first part's kernels', all its kernels' and
+  // its copies' ends (3c, 3c + 1, 3c + 2).
+  bool timeline_ = false;
+  cudaEvent_t timeline_origin_ = nullptr;
+  std::chrono::steady_clock::time_point timeline_host_;
+  std::vector<cudaEvent_t> timeline_events_;
   cudaEvent_t keys_event_ = nullptr;  // DecodeStages: the keys' copies after the kernel
   bool keys_pending_ = false;         // those copies may still run (DrainCopiesBack)
   // PlanStage's copies of the plan back, in parts (QueuePlanCopies), each

@@ -302,10 +302,8 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
     return Status::InvalidArgument("gpu: encode: subcompaction range starts out of order");
   }
   const size_t ranges = starts.size() - 1;
+  if (job.range_lists.size() < ranges) job.range_lists.resize(ranges);
   struct RangePlan {
-    std::vector<EncodeBlock> blocks;
-    std::vector<EncodeFilter> filters;
-    std::vector<EncodeTable> tails;
     std::vector<std::unique_ptr<PlannedTable>> tables;
     uint64_t out_size = 0;
     Status status;
@@ -315,7 +313,11 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   std::vector<RangePlan> plans(ranges);
   *plan_cpu->helpers() += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
-    OutputPlanner planner(spec, input, sorted, &rp.blocks, &rp.filters, &rp.tails);
+    EncodeJob::RangeLists& lists = job.range_lists[r];
+    lists.blocks.clear();
+    lists.filters.clear();
+    lists.tails.clear();
+    OutputPlanner planner(spec, input, sorted, &lists.blocks, &lists.filters, &lists.tails);
     RangePlanner range(input, sorted, device, starts[r], starts[r + 1], &planner);
     const Status st = range.Plan();
     rp.wait_micros = range.wait_micros();
@@ -348,9 +350,10 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   for (size_t r = 0; r < ranges; ++r) {
     const RangePlan& rp = plans[r];
     if (!rp.status.ok()) return rp.status;
-    base[r + 1].block = base[r].block + rp.blocks.size();
-    base[r + 1].filter = base[r].filter + rp.filters.size();
-    base[r + 1].tail = base[r].tail + rp.tails.size();
+    const EncodeJob::RangeLists& lists = job.range_lists[r];
+    base[r + 1].block = base[r].block + lists.blocks.size();
+    base[r + 1].filter = base[r].filter + lists.filters.size();
+    base[r + 1].tail = base[r].tail + lists.tails.size();
     base[r + 1].table = base[r].table + rp.tables.size();
     base[r + 1].out = base[r].out + rp.out_size;
   }
@@ -361,21 +364,22 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
   std::vector<std::unique_ptr<PlannedTable>> tables(base[ranges].table);
   *plan_cpu->helpers() += ParallelFor(ranges, ComputeThreads(ranges), [&](size_t r) {
     RangePlan& rp = plans[r];
+    const EncodeJob::RangeLists& lists = job.range_lists[r];
     const RangeBase& b = base[r];
     EncodeBlock* block = job.blocks.data() + b.block;
-    for (const EncodeBlock& x : rp.blocks) {
+    for (const EncodeBlock& x : lists.blocks) {
       *block = x;
       block->out_offset += b.out;
       ++block;
     }
     EncodeFilter* filter = job.filters.data() + b.filter;
-    for (const EncodeFilter& x : rp.filters) {
+    for (const EncodeFilter& x : lists.filters) {
       *filter = x;
       filter->out_offset += b.out;
       ++filter;
     }
     EncodeTable* tail = job.tables.data() + b.tail;
-    for (const EncodeTable& x : rp.tails) {
+    for (const EncodeTable& x : lists.tails) {
       *tail = x;
       tail->out_offset += b.out;
       tail->first_block += b.block;
@@ -515,24 +519,34 @@ Status EncodeOutputs(const CompactionJobSpec& spec, const JobInput& input,
       }
       return where;
     };
+    // Every chunk may be queued at once; with the ring, a place waits for
+    // the writes of the chunk kOutputRingSlots before it, which only its
+    // landed starts (key_sort_device.h).
+    const size_t queue_ahead = ring ? kOutputRingSlots : chunk_end.size();
     // "encode_first_landed": from this call's start to the first chunk's
     // landing (the device's encode and copies back before it).
-    encode_status =
-        device->EncodeBlocks(job, chunk_blocks, place, &result->stage_micros, [&](size_t c) {
+    encode_status = device->EncodeBlocks(
+        job, chunk_blocks, place, queue_ahead, &result->stage_micros, [&](size_t c) {
           if (c == 0) result->stage_micros["encode_first_landed"] += MicrosSince(t);
           writes->Release(chunk_end[c]);
           return !writes->write_failed();
         });
     if (ring) result->stage_micros["slot_wait"] += slot_wait;
   }
+  // "encode_returned", "encode_released", "encode_finished": from this
+  // call's start to the device's return, its release, the writers' end.
+  result->stage_micros["encode_returned"] += MicrosSince(t);
   device->ReleaseEncodeInput();
+  result->stage_micros["encode_released"] += MicrosSince(t);
   encode_cpu.reset();
   writes->EncodeDone(encode_status);
   if (defer != nullptr && encode_status.ok() && !writes->write_failed()) {
     *defer = std::move(writes);
     return Status::OK();
   }
-  return writes->Finish();
+  s = writes->Finish();
+  result->stage_micros["encode_finished"] += MicrosSince(t);
+  return s;
 }
 
 }  // namespace gpu

@@ -105,22 +105,43 @@ class HostKeySortDevice final : public KeySortDevice {
 
   Status EncodeBlocks(const EncodeJob& job,
                       const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
-                      const ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
+                      const ChunkPlacer& place, size_t queue_ahead,
+                      std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     Status s = held_.Check(job);
-    if (s.ok()) s = CheckEncodeChunks(job, chunks, kept_.size());
+    if (s.ok()) s = CheckChunkOrder(chunks);
     const EncodeSources src{job.arena,          job.key_arena,    kept_.data(),
                             key_offset_.data(), key_size_.data(), value_offset_.data(),
                             value_size_.data()};
     // The device's output buffer (the CUDA device's dev_.out): the chunks
     // are encoded there, then copied to their places as the CUDA device's
-    // copies back do.
+    // copies back do; landed as late as queue_ahead allows, as the CUDA
+    // device's may be, so the callers' bookkeeping (the output ring's
+    // places) meets the same order here.
     if (s.ok() && device_out_.size() < job.out_size) device_out_.resize(job.out_size);
-    for (size_t c = 0; c < chunks.size() && s.ok(); ++c) {
+    const size_t ahead = std::max<size_t>(queue_ahead, 1);
+    size_t queued = 0;
+    size_t done = 0;
+    bool go_on = true;
+    const auto land_next = [&]() {
+      // A key-first job's checksums before its first chunk lands.
+      ResolveVerify(stage_micros);
+      if (verified_bad_ != ~uint64_t{0}) {
+        if (s.ok()) s = Status::Corruption("block checksum mismatch");
+        go_on = false;
+        return;
+      }
+      go_on = landed(done++);
+    };
+    for (size_t c = 0; c < chunks.size() && go_on && s.ok(); ++c) {
+      while (go_on && c - done >= ahead) land_next();
+      if (!go_on) break;
       if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
         s = Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
         break;
       }
+      s = CheckEncodeJob(job, chunks[c].first, chunks[c].second, kept_.size());
+      if (!s.ok()) break;
       const ChunkPlace where = place(c);
       uint64_t begin = 0;
       uint64_t end = 0;
@@ -137,14 +158,9 @@ class HostKeySortDevice final : public KeySortDevice {
         std::memcpy(at, device_out_.data() + from, n);
       });
       (*stage_micros)["gpu_encode"] += MicrosSince(t);
-      // A key-first job's checksums before its first chunk lands.
-      ResolveVerify(stage_micros);
-      if (verified_bad_ != ~uint64_t{0}) {
-        s = Status::Corruption("block checksum mismatch");
-        break;
-      }
-      if (!landed(c)) break;
+      queued = c + 1;
     }
+    while (go_on && done < queued) land_next();
     if (!s.ok()) held_.Release();  // a failed call releases the input (key_sort_device.h)
     return s;
   }

@@ -294,6 +294,17 @@ struct EncodeJob {
   HostVector<EncodeTable> tables;
   std::string comparator;  // the comparator name the properties blocks store
   uint64_t out_size = 0;   // bytes of every table (and the padding between tables)
+  // EncodeOutputs' scratch (host only): each subcompaction range's lists as
+  // its planner thread makes them, before they are laid out above. Kept
+  // across jobs, cleared, so their pages stay mapped: fresh vectors each job
+  // spent about a third of the plan's CPU in page faults and regrowth
+  // copies (16 planner threads faulting at once on the GPU machine).
+  struct RangeLists {
+    std::vector<EncodeBlock> blocks;
+    std::vector<EncodeFilter> filters;
+    std::vector<EncodeTable> tails;
+  };
+  std::vector<RangeLists> range_lists;
 };
 
 // The filters of the tables whose data blocks are job.blocks[first_block,
@@ -357,7 +368,7 @@ inline void ChunkExtent(const EncodeJob& job, uint64_t first_block, uint64_t end
 // (TablesOfBlocks: ordered, disjoint, over whole blocks of the range, with
 // an index layout their blocks' index_key_end fit); else InvalidArgument
 // (a planning bug must not write outside the buffers). EncodeBlocks checks
-// every chunk (CheckEncodeChunks).
+// each chunk just before it places it.
 inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
                              uint64_t kept) {
   if (first_block > end_block || end_block > job.blocks.size()) {
@@ -424,17 +435,14 @@ inline Status CheckEncodeJob(const EncodeJob& job, uint64_t first_block, uint64_
   return Status::OK();
 }
 
-// CheckEncodeJob of every chunk, and the chunks ascending and disjoint (so
-// chunks in flight at once write disjoint parts of the output).
-inline Status CheckEncodeChunks(const EncodeJob& job,
-                                const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
-                                uint64_t kept) {
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    if (c > 0 && chunks[c].first < chunks[c - 1].second) {
+// The chunks ascending and disjoint (so chunks in flight at once write
+// disjoint parts of the output); EncodeBlocks checks each chunk's blocks
+// (CheckEncodeJob) just before it places and queues it.
+inline Status CheckChunkOrder(const std::vector<std::pair<uint64_t, uint64_t>>& chunks) {
+  for (size_t c = 1; c < chunks.size(); ++c) {
+    if (chunks[c].first < chunks[c - 1].second) {
       return Status::InvalidArgument("gpu: encode: chunks out of order");
     }
-    Status s = CheckEncodeJob(job, chunks[c].first, chunks[c].second, kept);
-    if (!s.ok()) return s;
   }
   return Status::OK();
 }
@@ -685,18 +693,24 @@ class KeySortDevice {
   // chunk's writes). Calls landed(c) on the calling thread, in chunk
   // order, once chunk c is at its place (from its first block's offset to
   // its last table's footer), and returns after the last: the executor
-  // writes chunk c's files while chunk c + 1 is encoded. The CUDA device
-  // queues chunk c + 1 before it waits for chunk c, so the device does not
-  // idle between chunks. landed returning false stops the call (chunks not
-  // yet queued are not encoded; the one in flight is waited for) and it
-  // returns OK. Adds its time, less place's and landed's, under
-  // "gpu_encode". After a key-first job's Run (WaitVerified) the device
-  // may encode before the checksums' verify is done, but it waits for the
-  // verify before the first landed(c): a bad checksum returns
-  // Corruption("block checksum mismatch") with no chunk landed, and
+  // writes chunk c's files while later chunks are encoded. Chunk c is
+  // placed and queued once chunks [0, c - queue_ahead] landed (0 counts as
+  // 1: each chunk lands before the next is placed), so at most queue_ahead
+  // chunks are queued and not landed, and the device's copies back run on
+  // while the host waits for a landing (a key-first job's first landed
+  // waits for its verify, which waits for every copy in). The executor's
+  // output ring gives kOutputRingSlots: a place there waits for the writes
+  // of the chunk kOutputRingSlots before it, which its landed starts.
+  // landed returning false stops the call (chunks not yet queued are not
+  // encoded; those in flight are waited for) and it returns OK. Adds its time, less place's and
+  // landed's, under "gpu_encode". After a key-first job's Run (WaitVerified) the device may encode
+  // before the checksums' verify is done, but it waits for the verify before the first landed(c): a
+  // bad checksum returns Corruption("block checksum mismatch") with no chunk landed, and
   // WaitVerified then gives the block. Aborted("gpu: encode: ...") on any failure,
-  // InvalidArgument for a range or block outside the job (CheckEncodeJob,
-  // every chunk checked before any is encoded). An injected kEncode failure
+  // InvalidArgument for chunks out of order (CheckChunkOrder, before any is
+  // placed) or a range or block outside the job (CheckEncodeJob, each chunk
+  // just before it is placed: the chunks queued before a bad one still
+  // land). An injected kEncode failure
   // strikes the chunk that ends at the job's last block (with several
   // chunks: after the earlier chunks landed). REQUIRES: the last Run
   // returned OK with keep_for_encode over job's arenas, and neither
@@ -706,7 +720,7 @@ class KeySortDevice {
   // as ReleaseEncodeInput does; no copy to a place outlives any call.
   virtual Status EncodeBlocks(const EncodeJob& job,
                               const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
-                              const ChunkPlacer& place,
+                              const ChunkPlacer& place, size_t queue_ahead,
                               std::map<std::string, uint64_t>* stage_micros,
                               const std::function<bool(size_t chunk)>& landed) = 0;
 

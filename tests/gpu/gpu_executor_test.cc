@@ -177,7 +177,8 @@ class CountingDevice final : public gpu::KeySortDevice {
   }
   Status EncodeBlocks(const gpu::EncodeJob& job,
                       const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
-                      const gpu::ChunkPlacer& place, std::map<std::string, uint64_t>* stage_micros,
+                      const gpu::ChunkPlacer& place, size_t queue_ahead,
+                      std::map<std::string, uint64_t>* stage_micros,
                       const std::function<bool(size_t)>& landed) override {
     if (staging_->encode_probe_stop >= 0) {
       // The probe's chunks go to a scratch copy of the whole output: the
@@ -191,7 +192,7 @@ class CountingDevice final : public gpu::KeySortDevice {
           [&](size_t) {
             return gpu::ChunkPlace{scratch.data(), 0, job.out_size, {}};
           },
-          stage_micros,
+          queue_ahead, stage_micros,
           [&](size_t c) {
             staging_->encode_probe_landed.push_back(c);
             return c < stop;
@@ -204,7 +205,7 @@ class CountingDevice final : public gpu::KeySortDevice {
       return where;
     };
     bool failed = false;
-    Status s = inner_->EncodeBlocks(job, chunks, counted, stage_micros, [&](size_t c) {
+    Status s = inner_->EncodeBlocks(job, chunks, counted, queue_ahead, stage_micros, [&](size_t c) {
       if (static_cast<int>(c) == staging_->fail_landed_at) {
         failed = true;
         return false;
@@ -2092,7 +2093,7 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
         [&](size_t) {
           return gpu::ChunkPlace{out, 0, 1, {}};
         },
-        &micros, [](size_t) { return true; });
+        1, &micros, [](size_t) { return true; });
   };
 
   Status s = encode();  // no Run yet
@@ -2207,13 +2208,15 @@ TEST(GpuEncodeFilterTest, ChunkSelectionLookupAndChecks) {
   EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->out_offset = ~uint64_t{0} - 8; }));
   EXPECT_TRUE(refused([](gpu::EncodeFilter* f) { f->first = 5; }));  // overlaps filter 0
 
-  // Chunks: each checked, ascending and disjoint (chunks in flight at once
-  // write disjoint parts of the output).
-  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{0, 2}, {2, 3}}, kKept).ok());
-  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{0, 3}}, kKept).ok());
-  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{2, 3}, {0, 2}}, kKept).IsInvalidArgument());
-  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{0, 2}, {1, 3}}, kKept).IsInvalidArgument());
-  EXPECT_TRUE(gpu::CheckEncodeChunks(job, {{0, 2}, {2, 4}}, kKept).IsInvalidArgument());
+  // Chunks: ascending and disjoint (chunks in flight at once write
+  // disjoint parts of the output), each checked as a range.
+  EXPECT_TRUE(gpu::CheckChunkOrder({{0, 2}, {2, 3}}).ok());
+  EXPECT_TRUE(gpu::CheckChunkOrder({{0, 3}}).ok());
+  EXPECT_TRUE(gpu::CheckChunkOrder({}).ok());
+  EXPECT_TRUE(gpu::CheckChunkOrder({{2, 3}, {0, 2}}).IsInvalidArgument());
+  EXPECT_TRUE(gpu::CheckChunkOrder({{0, 2}, {1, 3}}).IsInvalidArgument());
+  EXPECT_TRUE(gpu::CheckEncodeJob(job, 2, 3, kKept).ok());
+  EXPECT_TRUE(gpu::CheckEncodeJob(job, 2, 4, kKept).IsInvalidArgument());
 }
 
 TEST_P(GpuExecutorTest, PolicyAndNonBytewiseComparator) {
