@@ -94,6 +94,20 @@ bool PageLocked(const void* p) {
   return a.type == cudaMemoryTypeHost;
 }
 
+// ACCELKV_GPU_WAIT (measurements): how the host waits for the device,
+// "block" (the default: the thread sleeps), "spin" or "yield".
+const std::string& WaitMode() {
+  static const std::string mode = [] {
+    const char* v = std::getenv("ACCELKV_GPU_WAIT");
+    return std::string(v != nullptr ? v : "block");
+  }();
+  return mode;
+}
+bool BlockingWaits() { return WaitMode() != "spin" && WaitMode() != "yield"; }
+
+// WaitEvent polls this long before it sleeps.
+constexpr uint64_t kPollMicros = 200;
+
 // EncodeBlocks splits a chunk into parts of about kEncodePartBytes of
 // output (at most kEncodeParts), each copied back while the next one's
 // kernel runs.
@@ -168,10 +182,12 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (e != nullptr) cudaEventDestroy(e);
     }
     for (cudaEvent_t e : chunk_events_) cudaEventDestroy(e);
+    for (cudaEvent_t e : near_events_) cudaEventDestroy(e);
     for (cudaEvent_t e : timeline_events_) cudaEventDestroy(e);
     if (timeline_origin_ != nullptr) cudaEventDestroy(timeline_origin_);
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
     if (spin_event_ != nullptr) cudaEventDestroy(spin_event_);
+    if (wait_event_ != nullptr) cudaEventDestroy(wait_event_);
     for (cudaEvent_t e : plan_events_) cudaEventDestroy(e);
     cudaFreeHost(mailbox_);
     cudaFree(crc_tables_);
@@ -361,7 +377,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   cudaError_t ResolveVerify(std::map<std::string, uint64_t>* stage_micros) {
     if (!verify_pending_) return cudaSuccess;
     const auto w = std::chrono::steady_clock::now();
-    cudaError_t e = cudaStreamSynchronize(verify_stream_);
+    cudaError_t e = WaitFor(verify_stream_);
     const uint64_t waited = MicrosSince(w);
     verify_pending_ = false;
     if (e == cudaSuccess) e = DrainStaging();
@@ -532,7 +548,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("verify", cudaMemcpyAsync(blocks->data(), d_blocks, nb * sizeof(DecodeBlock),
                                                cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[1], stream_));
-    ACCELKV_CUDA_TRY("verify", cudaStreamSynchronize(stream_));
+    ACCELKV_CUDA_TRY("verify", WaitFor(stream_));
     const uint64_t waited = MicrosSince(w);
     float ms = 0;
     ACCELKV_CUDA_TRY("verify", cudaEventElapsedTime(&ms, events_[0], events_[1]));
@@ -889,7 +905,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_size->data(), d_value_size, n * 4,
                                                  cudaMemcpyDeviceToHost, copy_stream_));
     }
-    ACCELKV_CUDA_TRY("decode", cudaStreamSynchronize(stream_));
+    ACCELKV_CUDA_TRY("decode", WaitFor(stream_));
     const unsigned long long bad = mailbox_->bad_entry;
     out->bad_entry = bad == ~0ull ? ~uint64_t{0} : static_cast<uint64_t>(bad);
     float ms = 0;
@@ -911,7 +927,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     cudaError_t e = cudaSuccess;
     if (staged_all_ == nullptr) e = cudaEventCreateWithFlags(&staged_all_, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventRecord(staged_all_, stage_stream_);
-    if (e == cudaSuccess && groups_count_ > 0) e = cudaEventSynchronize(groups_event_);
+    if (e == cudaSuccess && groups_count_ > 0) e = WaitEvent(groups_event_);
     return e;
   }
   // Before the kernels of a part whose last block is `last`: stream_ waits
@@ -939,8 +955,11 @@ class CudaKeySortDevice final : public KeySortDevice {
   // filters and tails and their copies. Returns without waiting; the
   // chunk's small arrays stay in mem until the call ends.
   Status QueueEncodeChunk(const EncodeJob& job, uint64_t first_block, uint64_t end_block,
-                          const ChunkPlace& where, JobAllocations* mem,
+                          const ChunkPlace& where, JobAllocations* mem, cudaEvent_t near_end,
                           cudaEvent_t first_part_done) {
+    // Recorded again below once there are parts: never left from a
+    // previous chunk.
+    ACCELKV_CUDA_TRY("encode", cudaEventRecord(near_end, copy_stream_));
     const uint64_t nb = end_block - first_block;
     if (nb > 0) {
       EncodeBlock* d_blocks = nullptr;
@@ -1009,6 +1028,11 @@ class CudaKeySortDevice final : public KeySortDevice {
         ACCELKV_CUDA_TRY("encode", CopyBackAfterKernels(spans, p, where));
         if (p == 0 && first_part_done != nullptr) {
           ACCELKV_CUDA_TRY("encode", cudaEventRecord(first_part_done, stream_));
+        }
+        // The copies of all but the last part: the host sleeps until then
+        // and polls for the rest (EncodeStages' wait).
+        if (p + 2 == parts || parts == 1) {
+          ACCELKV_CUDA_TRY("encode", cudaEventRecord(near_end, copy_stream_));
         }
       }
       // The chunk's tables' filters, once their data blocks' kernels ran
@@ -1106,7 +1130,10 @@ class CudaKeySortDevice final : public KeySortDevice {
     // key-first job's verify comes before the first landed (a bad checksum
     // lands no chunk).
     auto wait = [&](size_t c, Status* st) {
-      cudaError_t e = cudaEventSynchronize(chunk_events_[c]);
+      // Asleep until its last part's copies are queued next, then polled:
+      // the wake-up overlaps them.
+      cudaError_t e = WaitEvent(near_events_[c]);
+      if (e == cudaSuccess) e = WaitEvent(chunk_events_[c]);
       const auto v = std::chrono::steady_clock::now();
       if (e == cudaSuccess) e = ResolveVerify(stage_micros);
       landed_micros += MicrosSince(v);
@@ -1165,7 +1192,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       }
       const std::string tl = timeline_ ? "tl_chunk" + std::to_string(c) : std::string();
       if (timeline_) (*stage_micros)[tl + "_placed"] += MicrosSince(timeline_host_);
-      s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, where, mem,
+      s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, where, mem, near_events_[c],
                            timeline_ ? timeline_events_[3 * c] : nullptr);
       if (timeline_) (*stage_micros)[tl + "_queued"] += MicrosSince(timeline_host_);
       if (s.ok()) {
@@ -1375,7 +1402,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
       PublishKernel<<<1, 32, 0, stream_>>>(d_mask, d_mailbox_->radix_mask, 3);
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
-      ACCELKV_CUDA_TRY("sort", cudaStreamSynchronize(stream_));
+      ACCELKV_CUDA_TRY("sort", WaitFor(stream_));
       int bits = 0;
       for (int w = 0; w < 3; ++w) bits += __builtin_popcountll(mailbox_->radix_mask[w]);
       if (bits <= 64) packed_bits = bits;
@@ -1437,14 +1464,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_counters),
                                          d_mailbox_->counters, 3);
     ACCELKV_CUDA_TRY("copy_out", cudaGetLastError());
-    ACCELKV_CUDA_TRY("copy_out", cudaStreamSynchronize(stream_));
+    ACCELKV_CUDA_TRY("copy_out", WaitFor(stream_));
     Counters c;
     std::memcpy(&c, mailbox_->counters, sizeof(c));
     if (c.num_kept > n) return Status::Aborted("gpu: copy_out: kept count out of range");
     out->kept.resize(c.num_kept);
     ACCELKV_CUDA_TRY("copy_out", cudaMemcpyAsync(out->kept.data(), d_kept, c.num_kept * 4,
                                                  cudaMemcpyDeviceToHost, stream_));
-    ACCELKV_CUDA_TRY("copy_out", cudaStreamSynchronize(stream_));
+    ACCELKV_CUDA_TRY("copy_out", WaitFor(stream_));
     const uint64_t copy_out = MicrosSince(t0);
 
     // Each stage from the event before it; verify and the sort both start
@@ -1575,7 +1602,7 @@ class CudaKeySortDevice final : public KeySortDevice {
                             stream_);
       }
     }
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
+    if (e == cudaSuccess) e = WaitFor(stream_);
     const bool lazy = in.plan_block_size > 0 && k > 0;
     if (e == cudaSuccess) {
       const uint64_t* starts = reinterpret_cast<const uint64_t*>(host_starts);
@@ -2028,6 +2055,34 @@ class CudaKeySortDevice final : public KeySortDevice {
   // cudaEventBlockingSync): BlockRuns' and SplitTables' waits are short (a
   // few kernels, a small copy), and a thread that sleeps in them waits for
   // a core again on a loaded machine (docs/GPU.md, "Block plan").
+  // Waits for what stream st has queued: polls an event for up to
+  // kPollMicros, then sleeps on it (WaitEvent).
+  cudaError_t WaitFor(cudaStream_t st) {
+    if (wait_event_ == nullptr) {
+      const cudaError_t e = cudaEventCreateWithFlags(
+          &wait_event_, cudaEventDisableTiming | (BlockingWaits() ? cudaEventBlockingSync : 0u));
+      if (e != cudaSuccess) return e;
+    }
+    const cudaError_t e = cudaEventRecord(wait_event_, st);
+    return e == cudaSuccess ? WaitEvent(wait_event_) : e;
+  }
+  // Waits for event ev: polls it for up to kPollMicros, then sleeps on it
+  // (cudaEventBlockingSync). A thread that slept at once woke 0.1-0.25 ms
+  // after the device was done on the loaded H200 machine, in each of the
+  // dozen waits a job makes (ACCELKV_GPU_TIMELINE); polling every wait
+  // made a 4 KiB-value job 7-10% faster. The polling is bounded, so a long
+  // wait (a chunk's copies back) still leaves the core to the writers.
+  cudaError_t WaitEvent(cudaEvent_t ev) {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      const cudaError_t e = cudaEventQuery(ev);
+      if (e != cudaErrorNotReady) return e;
+      if (MicrosSince(start) >= kPollMicros) break;
+    }
+    cudaGetLastError();  // cudaErrorNotReady is not sticky, but clear it
+    return cudaEventSynchronize(ev);
+  }
+
   cudaError_t SpinWait() {
     if (spin_event_ == nullptr) {
       const cudaError_t e = cudaEventCreateWithFlags(&spin_event_, cudaEventDisableTiming);
@@ -2069,12 +2124,15 @@ class CudaKeySortDevice final : public KeySortDevice {
     return cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
   }
 
-  // chunk_events_[c], made on first use and kept. The host waits on them:
-  // it sleeps (blocking sync) and leaves its core to the writers. With
-  // the timeline on, also the chunk's timing events (encoded, back).
+  // chunk_events_[c] and near_events_[c], made on first use and kept. The
+  // host waits on them (WaitEvent), asleep for the most part, leaving its
+  // core to the writers. With the timeline on, also the chunk's timing
+  // events (first part, encoded, back).
   cudaError_t EnsureChunkEvent(size_t c) {
-    cudaError_t e =
-        GrowEvents(&chunk_events_, c + 1, cudaEventDisableTiming | cudaEventBlockingSync);
+    const unsigned int flags =
+        cudaEventDisableTiming | (BlockingWaits() ? cudaEventBlockingSync : 0u);
+    cudaError_t e = GrowEvents(&chunk_events_, c + 1, flags);
+    if (e == cudaSuccess) e = GrowEvents(&near_events_, c + 1, flags);
     if (e == cudaSuccess && timeline_)
       e = GrowEvents(&timeline_events_, 3 * (c + 1), cudaEventDefault);
     return e;
@@ -2209,6 +2267,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   };
   cudaEvent_t encode_events_[kEncodeParts + 1] = {};
   std::vector<cudaEvent_t> chunk_events_;  // each queued chunk's last copy back (EnsureChunkEvent)
+  std::vector<cudaEvent_t> near_events_;   // ...and all but its last part's
   // ACCELKV_GPU_TIMELINE=1 (BeginStaging): the origin event and the host's
   // time then; each chunk's first part's kernels', all its kernels' and
   // its copies' ends (3c, 3c + 1, 3c + 2).
@@ -2235,6 +2294,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   uint64_t plan_block_size_ = 0;       // the last Run's block plan (0: none)
   PinnedBuffer split_io_;              // SplitTables' windows and splits
   PinnedBuffer run_count_;             // BlockRuns' and CutSplitBlocks' block counts
+  cudaEvent_t wait_event_ = nullptr;   // WaitFor's
   cudaEvent_t spin_event_ = nullptr;   // SpinWait's
   std::vector<cudaEvent_t> plan_events_;
   uint64_t plan_count_ = 0;    // the last Run's plan entries (0: none to wait for)
@@ -2266,9 +2326,13 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
     return nullptr;
   }
   // Block instead of spinning while waiting for the GPU: the CPU is what we
-  // are saving; map pinned host memory (the mailbox). Fails harmlessly when
-  // the context already exists (64-bit UVA maps pinned memory anyway).
-  cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync | cudaDeviceMapHost);
+  // are saving (ACCELKV_GPU_WAIT=spin|yield, for measurements); map pinned
+  // host memory (the mailbox). Fails harmlessly when the context already
+  // exists (64-bit UVA maps pinned memory anyway).
+  const unsigned int schedule = BlockingWaits()        ? cudaDeviceScheduleBlockingSync
+                                : WaitMode() == "spin" ? cudaDeviceScheduleSpin
+                                                       : cudaDeviceScheduleYield;
+  cudaSetDeviceFlags(schedule | cudaDeviceMapHost);
   cudaGetLastError();
   size_t free_bytes = 0;
   size_t total_bytes = 0;
