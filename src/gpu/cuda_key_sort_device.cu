@@ -177,7 +177,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     cudaEventDestroy(bulk_done_);
     for (cudaEvent_t e : group_events_) cudaEventDestroy(e);
     if (staged_all_ != nullptr) cudaEventDestroy(staged_all_);
-    if (groups_event_ != nullptr) cudaEventDestroy(groups_event_);
     for (cudaEvent_t e : encode_events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
@@ -673,7 +672,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     // Key-first jobs: the blocks' keys' view (CheckBlocks to DecodeKeys),
     // and the deferred verify's inputs and result (Run to its release).
     uint8_t* view = nullptr;
-    uint8_t* groups = nullptr;  // staging groups (Run to the release)
     BlockSpan* verify_blocks = nullptr;
     uint32_t* verify_large = nullptr;
     Counters* verify_counters = nullptr;
@@ -726,10 +724,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     DrainStaging();
     FreePlanDevice();
-    void* ptrs[] = {dev_.arena,          dev_.key_arena,  dev_.key_offset,    dev_.key_size,
-                    dev_.value_offset,   dev_.value_size, dev_.kept,          dev_.out,
-                    dev_.view,           dev_.groups,     dev_.verify_blocks, dev_.verify_large,
-                    dev_.verify_counters};
+    void* ptrs[] = {dev_.arena,        dev_.key_arena,     dev_.key_offset,   dev_.key_size,
+                    dev_.value_offset, dev_.value_size,    dev_.kept,         dev_.out,
+                    dev_.view,         dev_.verify_blocks, dev_.verify_large, dev_.verify_counters};
     for (void* p : ptrs) {
       if (p != nullptr) cudaFreeAsync(p, stream_);
     }
@@ -927,7 +924,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     cudaError_t e = cudaSuccess;
     if (staged_all_ == nullptr) e = cudaEventCreateWithFlags(&staged_all_, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventRecord(staged_all_, stage_stream_);
-    if (e == cudaSuccess && groups_count_ > 0) e = WaitEvent(groups_event_);
     return e;
   }
   // Before the kernels of a part whose last block is `last`: stream_ waits
@@ -1520,7 +1516,8 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   // Key-first jobs staged in groups (MarkStaged): the staging group each
   // kept position's entries need (StagedGroupsKernel, then their running
-  // maximum), back to groups_host_ for EncodeStages (groups_event_).
+  // maximum), back to groups_host_ for EncodeStages: Run's allocations
+  // (mem) drain stream_ before it returns, so the bytes are there by then.
   Status QueueStagedGroups(uint64_t k, JobAllocations* mem) {
     groups_count_ = 0;
     if (stage_group_ == 0 || k == 0 || host_pieces_.empty()) return Status::OK();
@@ -1529,10 +1526,11 @@ class CudaKeySortDevice final : public KeySortDevice {
     uint8_t* d_raw = nullptr;
     size_t temp = 0;
     uint8_t* d_temp = nullptr;
+    uint8_t* d_groups = nullptr;
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_pieces, np));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_raw, k));
-    ACCELKV_CUDA_TRY("plan", AllocResident(&dev_.groups, k));
-    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::InclusiveScan(nullptr, temp, d_raw, dev_.groups,
+    ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_groups, k));
+    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::InclusiveScan(nullptr, temp, d_raw, d_groups,
                                                             MaxGroup(), k, stream_));
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_temp, temp));
     ACCELKV_CUDA_TRY("plan", Upload(d_pieces, host_pieces_.data(), np * sizeof(HostPiece)));
@@ -1540,16 +1538,12 @@ class CudaKeySortDevice final : public KeySortDevice {
     StagedGroupsKernel<<<grid, kThreads, 0, stream_>>>(d_pieces, np, dev_.kept, k,
                                                        dev_.value_offset, dev_.value_size, d_raw);
     ACCELKV_CUDA_TRY("plan", cudaGetLastError());
-    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::InclusiveScan(d_temp, temp, d_raw, dev_.groups,
+    ACCELKV_CUDA_TRY("plan", cub::DeviceScan::InclusiveScan(d_temp, temp, d_raw, d_groups,
                                                             MaxGroup(), k, stream_));
     Status s = groups_host_.Get(k, "plan", &groups_ptr_);
     if (!s.ok()) return s;
     ACCELKV_CUDA_TRY("plan",
-                     cudaMemcpyAsync(groups_ptr_, dev_.groups, k, cudaMemcpyDeviceToHost, stream_));
-    if (groups_event_ == nullptr) {
-      ACCELKV_CUDA_TRY("plan", cudaEventCreateWithFlags(&groups_event_, cudaEventDisableTiming));
-    }
-    ACCELKV_CUDA_TRY("plan", cudaEventRecord(groups_event_, stream_));
+                     cudaMemcpyAsync(groups_ptr_, d_groups, k, cudaMemcpyDeviceToHost, stream_));
     groups_count_ = k;
     return Status::OK();
   }
@@ -2242,7 +2236,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   // Staging groups (MarkStaged): the group the next staged piece joins,
   // the event at each earlier group's end, the event after every staged
   // copy (EncodeStages), the kept positions' groups on the host (Run:
-  // QueueStagedGroups, groups_event_ after their copy) and EncodeStages'
+  // QueueStagedGroups) and EncodeStages'
   // gate: whether its kernels still wait for staged copies, and the groups
   // [0, gate_waited_) stream_ already waits for.
   static constexpr uint32_t kMaxStageGroups = 255;  // a group is a byte
@@ -2252,7 +2246,6 @@ class CudaKeySortDevice final : public KeySortDevice {
   PinnedBuffer groups_host_;
   uint8_t* groups_ptr_ = nullptr;  // groups_host_'s bytes
   uint64_t groups_count_ = 0;
-  cudaEvent_t groups_event_ = nullptr;
   uint64_t stage_delay_us_ = 0;  // ACCELKV_GPU_TEST_STAGE_DELAY_US (BeginStaging)
   uint32_t delayed_group_ = 0;   // the last group held back
   bool gate_open_ = true;

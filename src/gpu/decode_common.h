@@ -122,16 +122,7 @@ struct DecodedEntry {
 // (a block with no entries shares its first_entry with the next one).
 // REQUIRES: nb >= 1, blocks[0].first_entry == 0, entry < total entries.
 ACCELKV_HD inline uint64_t BlockOfEntry(const DecodeBlock* blocks, uint64_t nb, uint64_t entry) {
-  uint64_t lo = 0, hi = nb;  // answer in [lo, hi)
-  while (hi - lo > 1) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    if (blocks[mid].first_entry <= entry) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return LastAtOrBefore(nb, entry, [blocks](uint64_t i) { return blocks[i].first_entry; });
 }
 
 // The lanes that materialize one entry's key on the GPU (DecodeKeysKernel):

@@ -97,16 +97,8 @@ struct HostPiece {
 // The piece that holds arena byte x: the last one whose offset is at most x
 // (pieces sorted by offset, np >= 1).
 __device__ inline uint32_t PieceOf(const HostPiece* pieces, uint32_t np, uint64_t x) {
-  uint32_t a = 0, b = np;
-  while (b - a > 1) {
-    const uint32_t mid = a + (b - a) / 2;
-    if (pieces[mid].offset <= x) {
-      a = mid;
-    } else {
-      b = mid;
-    }
-  }
-  return a;
+  return static_cast<uint32_t>(
+      LastAtOrBefore(np, x, [pieces](uint64_t i) { return pieces[i].offset; }));
 }
 
 // Holds the stream it runs on for `micros` (the device's global timer): a

@@ -38,17 +38,8 @@ __global__ void BoundaryStartsKernel(const PlanEntry* plan, uint64_t n, uint32_t
 // when none (BlockStartsKernel's ranges, the split rounds' windows).
 __device__ inline uint32_t LastStartAtOrBefore(const uint64_t* starts, uint32_t stride, uint32_t n,
                                                uint64_t k) {
-  uint32_t lo = 0;
-  uint32_t hi = n;
-  while (hi - lo > 1) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (starts[uint64_t{stride} * mid] <= k) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return static_cast<uint32_t>(
+      LastAtOrBefore(n, k, [starts, stride](uint64_t i) { return starts[stride * i]; }));
 }
 
 // Block plan (docs/GPU.md, "Block plan"). One thread per kept entry: its

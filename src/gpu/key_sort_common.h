@@ -86,6 +86,25 @@ ACCELKV_HD inline uint64_t LoadFixed64(const uint8_t* p) {
   return uint64_t{LoadFixed32(p)} | (uint64_t{LoadFixed32(p + 4)} << 32);
 }
 
+// The last of items [0, n) whose key(i) is at most x, the keys ascending
+// in i; 0 when none is or n <= 1. The search of the decode's blocks by
+// first entry (BlockOfEntry), the staged pieces by arena offset (PieceOf)
+// and the plan's ranges by first kept position (LastStartAtOrBefore).
+template <typename Key>
+ACCELKV_HD inline uint64_t LastAtOrBefore(uint64_t n, uint64_t x, Key key) {
+  uint64_t lo = 0;
+  uint64_t hi = n;  // the answer in [lo, hi)
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (key(mid) <= x) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 // The bytes of the little-endian word pair hi:lo from byte `shift` (0..3)
 // on: the 4 bytes at lo's address + shift.
 ACCELKV_HD inline uint32_t FunnelBytes(uint32_t lo, uint32_t hi, uint32_t shift) {
