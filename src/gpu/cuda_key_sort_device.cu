@@ -1126,8 +1126,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     // key-first job's verify comes before the first landed (a bad checksum
     // lands no chunk).
     auto wait = [&](size_t c, Status* st) {
-      // Asleep until its last part's copies are queued next, then polled:
-      // the wake-up overlaps them.
+      // Asleep until the copies of all but its last part are done, then
+      // polling: the wake-up overlaps the last part's copies.
       cudaError_t e = WaitEvent(near_events_[c]);
       if (e == cudaSuccess) e = WaitEvent(chunk_events_[c]);
       const auto v = std::chrono::steady_clock::now();
@@ -1193,8 +1193,9 @@ class CudaKeySortDevice final : public KeySortDevice {
       if (timeline_) (*stage_micros)[tl + "_queued"] += MicrosSince(timeline_host_);
       if (s.ok()) {
         cudaError_t r = cudaEventRecord(chunk_events_[c], copy_stream_);
-        if (r == cudaSuccess && timeline_)
+        if (r == cudaSuccess && timeline_) {
           r = cudaEventRecord(timeline_events_[3 * c + 1], stream_);
+        }
         if (r == cudaSuccess && timeline_) {
           r = cudaEventRecord(timeline_events_[3 * c + 2], copy_stream_);
         }
@@ -2045,10 +2046,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // Waits for stream_ by spinning on spin_event_ (made without
-  // cudaEventBlockingSync): BlockRuns' and SplitTables' waits are short (a
-  // few kernels, a small copy), and a thread that sleeps in them waits for
-  // a core again on a loaded machine (docs/GPU.md, "Block plan").
   // Waits for what stream st has queued: polls an event for up to
   // kPollMicros, then sleeps on it (WaitEvent).
   cudaError_t WaitFor(cudaStream_t st) {
@@ -2063,9 +2060,11 @@ class CudaKeySortDevice final : public KeySortDevice {
   // Waits for event ev: polls it for up to kPollMicros, then sleeps on it
   // (cudaEventBlockingSync). A thread that slept at once woke 0.1-0.25 ms
   // after the device was done on the loaded H200 machine, in each of the
-  // dozen waits a job makes (ACCELKV_GPU_TIMELINE); polling every wait
-  // made a 4 KiB-value job 7-10% faster. The polling is bounded, so a long
-  // wait (a chunk's copies back) still leaves the core to the writers.
+  // dozen waits a job makes (ACCELKV_GPU_TIMELINE): spinning through every
+  // wait made a 4 KiB-value job 7-10% faster, polling first 3-8%
+  // (bench/results/2026-11-28-h200-queue-ahead.md). The polling is
+  // bounded, so a long wait (a chunk's copies back) still leaves the core
+  // to the writers.
   cudaError_t WaitEvent(cudaEvent_t ev) {
     const auto start = std::chrono::steady_clock::now();
     for (;;) {
@@ -2077,6 +2076,10 @@ class CudaKeySortDevice final : public KeySortDevice {
     return cudaEventSynchronize(ev);
   }
 
+  // Waits for stream_ by spinning on spin_event_ (made without
+  // cudaEventBlockingSync): BlockRuns' and SplitTables' waits are short (a
+  // few kernels, a small copy), and a thread that sleeps in them waits for
+  // a core again on a loaded machine (docs/GPU.md, "Block plan").
   cudaError_t SpinWait() {
     if (spin_event_ == nullptr) {
       const cudaError_t e = cudaEventCreateWithFlags(&spin_event_, cudaEventDisableTiming);
@@ -2127,8 +2130,9 @@ class CudaKeySortDevice final : public KeySortDevice {
         cudaEventDisableTiming | (BlockingWaits() ? cudaEventBlockingSync : 0u);
     cudaError_t e = GrowEvents(&chunk_events_, c + 1, flags);
     if (e == cudaSuccess) e = GrowEvents(&near_events_, c + 1, flags);
-    if (e == cudaSuccess && timeline_)
+    if (e == cudaSuccess && timeline_) {
       e = GrowEvents(&timeline_events_, 3 * (c + 1), cudaEventDefault);
+    }
     return e;
   }
 

@@ -702,17 +702,18 @@ class KeySortDevice {
   // output ring gives kOutputRingSlots: a place there waits for the writes
   // of the chunk kOutputRingSlots before it, which its landed starts.
   // landed returning false stops the call (chunks not yet queued are not
-  // encoded; those in flight are waited for) and it returns OK. Adds its time, less place's and
-  // landed's, under "gpu_encode". After a key-first job's Run (WaitVerified) the device may encode
-  // before the checksums' verify is done, but it waits for the verify before the first landed(c): a
-  // bad checksum returns Corruption("block checksum mismatch") with no chunk landed, and
-  // WaitVerified then gives the block. Aborted("gpu: encode: ...") on any failure,
-  // InvalidArgument for chunks out of order (CheckChunkOrder, before any is
-  // placed) or a range or block outside the job (CheckEncodeJob, each chunk
-  // just before it is placed: the chunks queued before a bad one still
-  // land). An injected kEncode failure
-  // strikes the chunk that ends at the job's last block (with several
-  // chunks: after the earlier chunks landed). REQUIRES: the last Run
+  // encoded; those in flight are waited for) and it returns OK. Adds its
+  // time, less place's and landed's, under "gpu_encode". After a key-first
+  // job's Run (WaitVerified) the device may encode before the checksums'
+  // verify is done, but it waits for the verify before the first
+  // landed(c): a bad checksum returns Corruption("block checksum
+  // mismatch") with no chunk landed, and WaitVerified then gives the
+  // block. Aborted("gpu: encode: ...") on any failure, InvalidArgument for
+  // chunks out of order (CheckChunkOrder, before any is placed) or a range
+  // or block outside the job (CheckEncodeJob, each chunk just before it is
+  // placed: the chunks queued before a bad one still land). An injected
+  // kEncode failure strikes the chunk that ends at the job's last block
+  // (with several chunks: the earlier ones then land). REQUIRES: the last Run
   // returned OK with keep_for_encode over job's arenas, and neither
   // ReleaseEncodeInput nor a failed EncodeBlocks came since (the CUDA
   // device reuses the arenas' device copies, the entry arrays and the kept
