@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +86,11 @@ struct StagingCounts {
   int encode_probe_stop = -1;
   std::vector<size_t> encode_probe_landed;
   Status encode_probe_status;
+  size_t encode_probe_chunks = 0;
+  // The probe's queue_ahead (0: the executor's), and whether its last
+  // chunk ends past the job's blocks (CheckEncodeJob refuses it).
+  size_t encode_probe_ahead = 0;
+  bool encode_probe_bad_last = false;
   // StageRange calls whose offset or size is not a multiple of 4 KiB, and
   // BeginStaging calls on an arena not 4 KiB aligned (direct reads stage
   // whole aligned spans of a page-aligned arena).
@@ -185,14 +192,20 @@ class CountingDevice final : public gpu::KeySortDevice {
       // executor's places may wait for writes that only its own landed
       // calls start.
       staging_->encode_probe_landed.clear();
+      staging_->encode_probe_chunks = chunks.size();
       const auto stop = static_cast<size_t>(staging_->encode_probe_stop);
       std::vector<uint8_t> scratch(job.out_size);
+      std::vector<std::pair<uint64_t, uint64_t>> probe_chunks = chunks;
+      if (staging_->encode_probe_bad_last && !probe_chunks.empty()) {
+        probe_chunks.back().second = job.blocks.size() + 1;
+      }
       staging_->encode_probe_status = inner_->EncodeBlocks(
-          job, chunks,
+          job, probe_chunks,
           [&](size_t) {
             return gpu::ChunkPlace{scratch.data(), 0, job.out_size, {}};
           },
-          queue_ahead, stage_micros,
+          staging_->encode_probe_ahead != 0 ? staging_->encode_probe_ahead : queue_ahead,
+          stage_micros,
           [&](size_t c) {
             staging_->encode_probe_landed.push_back(c);
             return c < stop;
@@ -1849,6 +1862,43 @@ TEST_P(GpuExecutorTest, EncodeStopsWhereLandedSays) {
     CompactionJobResult cpu_result;
     ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
   }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
+}
+
+// EncodeBlocks checks each chunk just before it places it: a last chunk
+// that ends past the job's blocks fails the call (InvalidArgument) once
+// every chunk before it landed, in order, however many chunks the device
+// may queue ahead of their landings; the job fails with nothing left.
+TEST_P(GpuExecutorTest, EncodeRefusesABadChunkAfterTheOnesBeforeItLanded) {
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+  Random rnd(test::TestSeed());
+  const test::GpuJob job = NewSmallTablesJob(&rnd);
+  for (const size_t ahead : {size_t{1}, size_t{2}, size_t{0}}) {  // 0: the executor's (all)
+    SCOPED_TRACE("queue_ahead " + std::to_string(ahead));
+    staging_.encode_probe_stop = std::numeric_limits<int>::max();
+    staging_.encode_probe_ahead = ahead;
+    staging_.encode_probe_bad_last = true;
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s = Run(gpu_.get(), job, &result, &files);
+    staging_.encode_probe_stop = -1;
+    staging_.encode_probe_ahead = 0;
+    staging_.encode_probe_bad_last = false;
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_TRUE(staging_.encode_probe_status.IsInvalidArgument())
+        << staging_.encode_probe_status.ToString();
+    ASSERT_LE(3u, staging_.encode_probe_chunks);
+    std::vector<size_t> expected(staging_.encode_probe_chunks - 1);
+    std::iota(expected.begin(), expected.end(), size_t{0});
+    EXPECT_EQ(expected, staging_.encode_probe_landed);
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+  }
+  // The executor is still healthy and exact.
+  CompactionJobResult gpu_result;
+  std::map<uint64_t, std::string> gpu_files;
+  ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
+  CompactionJobResult cpu_result;
+  ExpectCpuMatches(job, gpu_result, gpu_files, &cpu_result);
   ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
