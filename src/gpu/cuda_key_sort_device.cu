@@ -243,6 +243,13 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
   void SetKeyFirst(bool on) override { key_first_allowed_ = on; }
 
+  // With the timeline on, "tl_chunk<c><what>": the host's time now since
+  // the timeline's origin.
+  void Mark(std::map<std::string, uint64_t>* stage_micros, size_t c, const char* what) const {
+    if (timeline_) {
+      (*stage_micros)["tl_chunk" + std::to_string(c) + what] += MicrosSince(timeline_host_);
+    }
+  }
   // Microseconds from the timeline's origin to event e (0 if unknown).
   uint64_t TimelineMicros(cudaEvent_t e) const {
     float ms = 0;
@@ -385,16 +392,14 @@ class CudaKeySortDevice final : public KeySortDevice {
       e = cudaEventElapsedTime(&verify_ms, verify_events_[0], verify_events_[1]);
     }
     uint64_t staged_micros = 0;
+    uint64_t in_end = 0;  // the timeline's: the last staged copy's end
     for (uint64_t i = 0; i < deferred_stage_copies_ && e == cudaSuccess; ++i) {
       float ms = 0;
       e = cudaEventElapsedTime(&ms, stage_events_[2 * i], stage_events_[2 * i + 1]);
       staged_micros += static_cast<uint64_t>(ms * 1000.0f);
+      if (timeline_) in_end = std::max(in_end, TimelineMicros(stage_events_[2 * i + 1]));
     }
     if (e == cudaSuccess && timeline_) {
-      uint64_t in_end = 0;
-      for (uint64_t i = 0; i < deferred_stage_copies_; ++i) {
-        in_end = std::max(in_end, TimelineMicros(stage_events_[2 * i + 1]));
-      }
       (*stage_micros)["tl_copies_in_end"] += in_end;
       (*stage_micros)["tl_verify_end"] += TimelineMicros(verify_events_[1]);
       (*stage_micros)["tl_verify_resolved"] += MicrosSince(timeline_host_);
@@ -1141,69 +1146,34 @@ class CudaKeySortDevice final : public KeySortDevice {
         *st = Status::Corruption("block checksum mismatch");
         return false;
       }
-      if (timeline_) {
-        (*stage_micros)["tl_chunk" + std::to_string(c) + "_landed"] += MicrosSince(timeline_host_);
-      }
+      Mark(stage_micros, c, "_landed");
       const auto t = std::chrono::steady_clock::now();
       const bool go_on = landed(c);
       landed_micros += MicrosSince(t);
       return go_on;
     };
-    // Chunk c is queued once chunks [0, c - queue_ahead] landed; the chunks
-    // queued before a failure still land (their files are then written, as
-    // they would be had the failing chunk failed after them).
-    const size_t ahead = std::max<size_t>(queue_ahead, 1);
-    size_t queued = 0;
-    size_t done = 0;  // chunks landed (or, after a failed wait, given up)
-    bool go_on = true;
-    const auto land_next = [&]() {
-      Status w;
-      go_on = wait(done++, &w);
-      if (!w.ok()) {
-        if (s.ok()) s = w;
-        go_on = false;  // a failed wait: no later chunk lands
-      }
-    };
-    for (size_t c = 0; c < chunks.size() && go_on && s.ok(); ++c) {
-      while (go_on && c - done >= ahead) land_next();
-      if (!go_on) break;
-      if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
-        s = Injected(GpuStage::kEncode);
-        break;
-      }
-      s = CheckEncodeJob(job, chunks[c].first, chunks[c].second, dev_.kept_count);
-      if (!s.ok()) break;
-      if (timeline_) {
-        (*stage_micros)["tl_chunk" + std::to_string(c) + "_checked"] += MicrosSince(timeline_host_);
-      }
+    const auto queue = [&](size_t c) {
+      Mark(stage_micros, c, "_checked");
       // Its place may wait for the writes of an earlier chunk (the
       // caller's time, not the device's: counted out like landed's).
       const auto t = std::chrono::steady_clock::now();
       const ChunkPlace where = place(c);
       landed_micros += MicrosSince(t);
-      const cudaError_t e = EnsureChunkEvent(c);
-      if (e != cudaSuccess) {
-        s = CudaFailure("encode", e);
-        break;
+      ACCELKV_CUDA_TRY("encode", EnsureChunkEvent(c));
+      Mark(stage_micros, c, "_placed");
+      Status q = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, where, mem,
+                                  near_events_[c], timeline_ ? timeline_events_[3 * c] : nullptr);
+      Mark(stage_micros, c, "_queued");
+      if (!q.ok()) return q;
+      ACCELKV_CUDA_TRY("encode", cudaEventRecord(chunk_events_[c], copy_stream_));
+      if (timeline_) {
+        ACCELKV_CUDA_TRY("encode", cudaEventRecord(timeline_events_[3 * c + 1], stream_));
+        ACCELKV_CUDA_TRY("encode", cudaEventRecord(timeline_events_[3 * c + 2], copy_stream_));
       }
-      const std::string tl = timeline_ ? "tl_chunk" + std::to_string(c) : std::string();
-      if (timeline_) (*stage_micros)[tl + "_placed"] += MicrosSince(timeline_host_);
-      s = QueueEncodeChunk(job, chunks[c].first, chunks[c].second, where, mem, near_events_[c],
-                           timeline_ ? timeline_events_[3 * c] : nullptr);
-      if (timeline_) (*stage_micros)[tl + "_queued"] += MicrosSince(timeline_host_);
-      if (s.ok()) {
-        cudaError_t r = cudaEventRecord(chunk_events_[c], copy_stream_);
-        if (r == cudaSuccess && timeline_) {
-          r = cudaEventRecord(timeline_events_[3 * c + 1], stream_);
-        }
-        if (r == cudaSuccess && timeline_) {
-          r = cudaEventRecord(timeline_events_[3 * c + 2], copy_stream_);
-        }
-        if (r != cudaSuccess) s = CudaFailure("encode", r);
-      }
-      if (s.ok()) queued = c + 1;
-    }
-    while (go_on && done < queued) land_next();
+      return Status::OK();
+    };
+    size_t done = 0;  // chunks waited for
+    s = EncodeChunksInOrder(job, chunks, dev_.kept_count, queue_ahead, queue, wait, &done);
     if (timeline_) {
       // Each landed chunk: its kernels' end and its copies' end (device).
       (*stage_micros)["tl_encode_call"] += MicrosSince(timeline_host_) - MicrosSince(t0);

@@ -119,36 +119,13 @@ class HostKeySortDevice final : public KeySortDevice {
     // device's may be, so the callers' bookkeeping (the output ring's
     // places) meets the same order here.
     if (s.ok() && device_out_.size() < job.out_size) device_out_.resize(job.out_size);
-    const size_t ahead = std::max<size_t>(queue_ahead, 1);
-    size_t queued = 0;
-    size_t done = 0;
-    bool go_on = true;
-    const auto land_next = [&]() {
-      // A key-first job's checksums before its first chunk lands.
-      ResolveVerify(stage_micros);
-      if (verified_bad_ != ~uint64_t{0}) {
-        if (s.ok()) s = Status::Corruption("block checksum mismatch");
-        go_on = false;
-        return;
-      }
-      go_on = landed(done++);
-    };
-    for (size_t c = 0; c < chunks.size() && go_on && s.ok(); ++c) {
-      while (go_on && c - done >= ahead) land_next();
-      if (!go_on) break;
-      if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
-        s = Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
-        break;
-      }
-      s = CheckEncodeJob(job, chunks[c].first, chunks[c].second, kept_.size());
-      if (!s.ok()) break;
+    const auto queue = [&](size_t c) {
       const ChunkPlace where = place(c);
       uint64_t begin = 0;
       uint64_t end = 0;
       ChunkExtent(job, chunks[c].first, chunks[c].second, &begin, &end);
       if (!where.Covers(begin, end)) {
-        s = Status::Aborted("gpu: encode: a chunk's bytes lie outside its place");
-        break;
+        return Status::Aborted("gpu: encode: a chunk's bytes lie outside its place");
       }
       // The kernels' work on the host, one thread (host_encoder.h; keys-only
       // mode runs the same on several).
@@ -158,9 +135,19 @@ class HostKeySortDevice final : public KeySortDevice {
         std::memcpy(at, device_out_.data() + from, n);
       });
       (*stage_micros)["gpu_encode"] += MicrosSince(t);
-      queued = c + 1;
-    }
-    while (go_on && done < queued) land_next();
+      return Status::OK();
+    };
+    const auto land = [&](size_t c, Status* st) {
+      // A key-first job's checksums before its first chunk lands.
+      ResolveVerify(stage_micros);
+      if (verified_bad_ != ~uint64_t{0}) {
+        *st = Status::Corruption("block checksum mismatch");
+        return false;
+      }
+      return landed(c);
+    };
+    if (s.ok())
+      s = EncodeChunksInOrder(job, chunks, kept_.size(), queue_ahead, queue, land, nullptr);
     if (!s.ok()) held_.Release();  // a failed call releases the input (key_sort_device.h)
     return s;
   }

@@ -857,5 +857,46 @@ std::unique_ptr<KeySortDevice> NewCudaKeySortDevice(const GpuExecutorOptions& op
 // The stage an injected failure hits (SetInjectedFailure), or kNone.
 GpuStage InjectedFailure();
 
+// The chunk loop of both devices' EncodeBlocks (its contract above), so
+// the order the executor's output ring relies on is one piece of code.
+// Chunk c, once chunks [0, c - queue_ahead] landed: an injected kEncode
+// failure if it ends at the job's last block, CheckEncodeJob, then
+// queue(c) (place it and queue its encode; the host device encodes it).
+// land(c, &st) waits for chunk c and returns the caller's landed(c)
+// (false: stop), or sets *st on a failure, which stops too. The chunks
+// queued before a failure still land. Returns the first failure; sets
+// *waited (when not nullptr) to the chunks land was called for.
+inline Status EncodeChunksInOrder(const EncodeJob& job,
+                                  const std::vector<std::pair<uint64_t, uint64_t>>& chunks,
+                                  uint64_t kept, size_t queue_ahead,
+                                  const std::function<Status(size_t)>& queue,
+                                  const std::function<bool(size_t, Status*)>& land,
+                                  size_t* waited) {
+  const size_t ahead = std::max<size_t>(queue_ahead, 1);
+  Status s;
+  size_t queued = 0;
+  size_t done = 0;
+  bool go_on = true;
+  const auto land_next = [&] {
+    Status w;
+    go_on = land(done++, &w) && w.ok();
+    if (s.ok()) s = w;
+  };
+  for (size_t c = 0; c < chunks.size() && go_on && s.ok(); ++c) {
+    while (go_on && c - done >= ahead) land_next();
+    if (!go_on) break;
+    if (InjectedFailure() == GpuStage::kEncode && chunks[c].second == job.blocks.size()) {
+      s = Status::Aborted("gpu: injected failure at", GpuStageName(GpuStage::kEncode));
+      break;
+    }
+    s = CheckEncodeJob(job, chunks[c].first, chunks[c].second, kept);
+    if (s.ok()) s = queue(c);
+    if (s.ok()) queued = c + 1;
+  }
+  while (go_on && done < queued) land_next();
+  if (waited != nullptr) *waited = done;
+  return s;
+}
+
 }  // namespace gpu
 }  // namespace accelkv
