@@ -138,8 +138,7 @@ __global__ void StagedGroupsKernel(const HostPiece* pieces, uint32_t np, const u
 }
 
 // The warp's lanes copy arena[lo, hi) from the host pieces into view at the
-// same offsets: 8-byte words where the source and the destination line up
-// (the file arena's pieces do), bytes otherwise.
+// same offsets (CopyStrided, piece by piece).
 __device__ void GatherArenaRange(const HostPiece* pieces, uint32_t np, uint64_t lo, uint64_t hi,
                                  uint8_t* view, uint32_t lane) {
   if (lo >= hi || np == 0) return;
@@ -147,22 +146,7 @@ __device__ void GatherArenaRange(const HostPiece* pieces, uint32_t np, uint64_t 
     const HostPiece p = pieces[k];
     const uint64_t end = hi < p.offset + p.size ? hi : p.offset + p.size;
     if (end <= lo) continue;
-    const uint8_t* src = p.host + (lo - p.offset);
-    uint8_t* dst = view + lo;
-    const uint64_t n = end - lo;
-    const uint64_t misalign = reinterpret_cast<uintptr_t>(dst) & 7u;
-    if (((reinterpret_cast<uintptr_t>(src) ^ reinterpret_cast<uintptr_t>(dst)) & 7u) != 0 ||
-        n < 16) {
-      for (uint64_t i = lane; i < n; i += 32) dst[i] = src[i];
-    } else {
-      const uint64_t head = misalign == 0 ? 0 : 8 - misalign;
-      const uint64_t words = (n - head) / 8;
-      if (lane < head) dst[lane] = src[lane];
-      const auto* s8 = reinterpret_cast<const uint64_t*>(src + head);
-      auto* d8 = reinterpret_cast<uint64_t*>(dst + head);
-      for (uint64_t i = lane; i < words; i += 32) d8[i] = s8[i];
-      for (uint64_t i = head + words * 8 + lane; i < n; i += 32) dst[i] = src[i];
-    }
+    CopyStrided(view + lo, p.host + (lo - p.offset), end - lo, lane, 32);
     lo = end;
   }
 }
