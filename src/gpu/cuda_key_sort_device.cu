@@ -51,6 +51,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -95,7 +96,8 @@ bool PageLocked(const void* p) {
 }
 
 // ACCELKV_GPU_WAIT (measurements): how the host waits for the device,
-// "block" (the default: the thread sleeps), "spin" or "yield".
+// "block" (the default: WaitDevice, whose last resort is to sleep), "poll"
+// (the same without naps), "spin" or "yield".
 const std::string& WaitMode() {
   static const std::string mode = [] {
     const char* v = std::getenv("ACCELKV_GPU_WAIT");
@@ -104,9 +106,6 @@ const std::string& WaitMode() {
   return mode;
 }
 bool BlockingWaits() { return WaitMode() != "spin" && WaitMode() != "yield"; }
-
-// WaitEvent polls this long before it sleeps.
-constexpr uint64_t kPollMicros = 200;
 
 // EncodeBlocks splits a chunk into parts of about kEncodePartBytes of
 // output (at most kEncodeParts), each copied back while the next one's
@@ -203,7 +202,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());
     CancelStaging();
     ACCELKV_CUDA_TRY("alloc", DrainStaging());  // a key-first job's copies from the arena
-    ACCELKV_CUDA_TRY("alloc", cudaStreamSynchronize(stream_));
+    ACCELKV_CUDA_TRY("alloc", SyncStream(stream_));
     return arena_.Get(bytes, "alloc", arena);
   }
 
@@ -243,8 +242,12 @@ class CudaKeySortDevice final : public KeySortDevice {
   }
   void SetKeyFirst(bool on) override { key_first_allowed_ = on; }
 
-  // With the timeline on, "tl_chunk<c><what>": the host's time now since
-  // the timeline's origin.
+  // With the timeline on, "tl_<what>": the host's time now since the
+  // timeline's origin.
+  void Mark(std::map<std::string, uint64_t>* stage_micros, const char* what) const {
+    if (timeline_) (*stage_micros)[std::string("tl_") + what] += MicrosSince(timeline_host_);
+  }
+  // ...and "tl_chunk<c><what>".
   void Mark(std::map<std::string, uint64_t>* stage_micros, size_t c, const char* what) const {
     if (timeline_) {
       (*stage_micros)["tl_chunk" + std::to_string(c) + what] += MicrosSince(timeline_host_);
@@ -338,8 +341,8 @@ class CudaKeySortDevice final : public KeySortDevice {
 
   void CancelStaging() override {
     if (!staged_.active()) return;
-    cudaStreamSynchronize(stream_);  // no copy from the host arena in flight
-    ReleaseInput();                  // nor on the side stream (DrainStaging)
+    SyncStream(stream_);  // no copy from the host arena in flight
+    ReleaseInput();       // nor on the side stream (DrainStaging)
   }
   Status HostKeyArena(uint64_t bytes, uint8_t** arena) override {
     ACCELKV_CUDA_TRY("alloc", DrainCopiesBack());  // none may still write the buffer
@@ -439,7 +442,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // No copy may still read or write the buffers: after a failed stream
     // (a sticky error) they stay with this device, never go to another.
     for (cudaStream_t st : {stream_, copy_stream_, verify_stream_, stage_stream_}) {
-      if (st != nullptr && cudaStreamSynchronize(st) != cudaSuccess) {
+      if (st != nullptr && SyncStream(st) != cudaSuccess) {
         cudaGetLastError();
         return;
       }
@@ -471,6 +474,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // staged copies; else the check is queued behind the staged copies
     // still in flight and waited for with them: "copy_in_wait" is that
     // wait less the check's device time (its events), "gpu_check".
+    Mark(stage_micros, "check_call");
     *result = BlockCheckResult();
     const uint64_t nb = spans.size();
     key_first_ = covered && side_staging_ && host_pieces_ok_ && nb > 0;
@@ -483,7 +487,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     const auto w = std::chrono::steady_clock::now();
     if (nb == 0) {
       blocks->clear();
-      ACCELKV_CUDA_TRY("verify", cudaStreamSynchronize(stream_));
+      ACCELKV_CUDA_TRY("verify", SyncStream(stream_));
       (*stage_micros)["copy_in_wait"] += MicrosSince(w);
       (*stage_micros)["gpu_check"] += 0;
       return Status::OK();
@@ -499,14 +503,18 @@ class CudaKeySortDevice final : public KeySortDevice {
     BlockSpan* d_spans = nullptr;
     BlockSums* d_shares = nullptr;
     BlockSums* d_before = nullptr;
-    DecodeBlock* d_blocks = nullptr;
     CheckTotals* d_totals = nullptr;
     size_t scan_temp = 0;
     uint8_t* d_temp = nullptr;
     ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_spans, nb));
     ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_shares, nb));
     ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_before, nb));
-    ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_blocks, nb));
+    // The records stay on the device for DecodeKeys, which would otherwise
+    // upload them again while a key-first job's staged copies hold the link
+    // (TakeCheckBlocks).
+    FreeCheckBlocks();
+    ACCELKV_CUDA_TRY("verify", AllocResident(&dev_.check_blocks, nb));
+    DecodeBlock* const d_blocks = dev_.check_blocks;
     ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_totals, 1));
     ACCELKV_CUDA_TRY(
         "verify", cub::DeviceScan::ExclusiveScan(nullptr, scan_temp, d_shares, d_before,
@@ -514,10 +522,11 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_temp, scan_temp));
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[0], stream_));
     ACCELKV_CUDA_TRY("verify", Upload(d_spans, spans.data(), nb * sizeof(BlockSpan)));
-    // bad and fixed_min to ~0, fixed_max to 0 (the sums are written by
-    // WriteDecodeBlocksKernel).
+    // bad and fixed_min to ~0, fixed_max and max_key to 0 (the sums are
+    // written by WriteDecodeBlocksKernel).
+    static_assert(offsetof(CheckTotals, max_key) == offsetof(CheckTotals, fixed_max) + 8);
     ACCELKV_CUDA_TRY("verify", cudaMemsetAsync(d_totals, 0xff, sizeof(CheckTotals), stream_));
-    ACCELKV_CUDA_TRY("verify", cudaMemsetAsync(&d_totals->fixed_max, 0, 8, stream_));
+    ACCELKV_CUDA_TRY("verify", cudaMemsetAsync(&d_totals->fixed_max, 0, 16, stream_));
     if (key_first_) {
       // The staged pieces in arena order (staged from several threads).
       std::sort(host_pieces_.begin(), host_pieces_.end(),
@@ -542,7 +551,7 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                                 d_blocks, d_totals);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_totals),
-                                         d_mailbox_->check, 6);
+                                         d_mailbox_->check, 7);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
     // Every span's record comes back (at most nb have entries): one copy,
     // one wait, then the vector is cut to those that have. Sized here,
@@ -553,6 +562,14 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[1], stream_));
     ACCELKV_CUDA_TRY("verify", WaitFor(stream_));
+    Mark(stage_micros, "check_waited");
+    if (timeline_) {  // the device's side: the gather's start and end, the check's end
+      if (key_first_) {
+        (*stage_micros)["tl_gather_start"] += TimelineMicros(events_[2]);
+        (*stage_micros)["tl_gather_end"] += TimelineMicros(events_[3]);
+      }
+      (*stage_micros)["tl_check_end"] += TimelineMicros(events_[1]);
+    }
     const uint64_t waited = MicrosSince(w);
     float ms = 0;
     ACCELKV_CUDA_TRY("verify", cudaEventElapsedTime(&ms, events_[0], events_[1]));
@@ -581,7 +598,28 @@ class CudaKeySortDevice final : public KeySortDevice {
       result->fixed_key_size = totals.fixed_min == totals.fixed_max ? totals.fixed_min : 0;
     }
     blocks->resize(totals.sums.blocks);
+    check_blocks_host_ = blocks->data();
+    check_blocks_count_ = blocks->size();
+    check_max_key_ = totals.max_key;
     return Status::OK();
+  }
+
+  // The device copy of the decode records CheckBlocks made, if `blocks`
+  // are they (the same host array and count: nothing writes them between
+  // the calls); else nullptr. The caller frees it (FreeCheckBlocks) once
+  // its reads are queued.
+  DecodeBlock* TakeCheckBlocks(const HostVector<DecodeBlock>& blocks) const {
+    if (dev_.check_blocks == nullptr || blocks.data() != check_blocks_host_ ||
+        blocks.size() != check_blocks_count_) {
+      return nullptr;
+    }
+    return dev_.check_blocks;
+  }
+  void FreeCheckBlocks() {
+    if (dev_.check_blocks != nullptr) cudaFreeAsync(dev_.check_blocks, stream_);
+    dev_.check_blocks = nullptr;
+    check_blocks_host_ = nullptr;
+    check_blocks_count_ = 0;
   }
 
   Status DecodeKeys(const DecodeInput& in, DecodeOutput* out,
@@ -597,11 +635,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     } else {
       ReleaseInput();
     }
+    Mark(stage_micros, "decode_call");
     Status s;
     {
       JobAllocations mem(stream_);  // drains the stream on every exit path
       s = DecodeStages(in, staged, staged_copies, out, stage_micros, &mem);
     }
+    Mark(stage_micros, "decode_done");
     if (s.ok()) {
       decoded_.Hold(in.arena, in.arena_size, in.key_arena, in.key_arena_size);
     } else {
@@ -643,10 +683,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     // Resident: the value arrays are on the device (DecodeKeys), whatever
     // the host holds.
     Status s = resident ? Status::OK() : in.CheckEncodeInputs();
+    Mark(stage_micros, "run_call");
     if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream on every exit path
       s = RunStages(in, resident, out, stage_micros, &mem);
+      Mark(stage_micros, "run_stages");
     }
+    Mark(stage_micros, "run_done");
     if (s.ok() && in.keep_for_encode) {
       held_.Hold(in);
     } else {
@@ -677,6 +720,9 @@ class CudaKeySortDevice final : public KeySortDevice {
     // Key-first jobs: the blocks' keys' view (CheckBlocks to DecodeKeys),
     // and the deferred verify's inputs and result (Run to its release).
     uint8_t* view = nullptr;
+    // CheckBlocks' decode records, which DecodeKeys then reads where they
+    // are (check_blocks_host_, check_blocks_count_).
+    DecodeBlock* check_blocks = nullptr;
     BlockSpan* verify_blocks = nullptr;
     uint32_t* verify_large = nullptr;
     Counters* verify_counters = nullptr;
@@ -714,7 +760,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (!keys_pending_ && !plan_pending_) return cudaSuccess;
     keys_pending_ = false;
     plan_pending_ = false;
-    return cudaStreamSynchronize(copy_stream_);
+    return SyncStream(copy_stream_);
   }
 
   void ReleaseInput() {
@@ -724,18 +770,21 @@ class CudaKeySortDevice final : public KeySortDevice {
     // returns).
     std::map<std::string, uint64_t> unreported;
     if (ResolveVerify(&unreported) != cudaSuccess) {
-      cudaStreamSynchronize(verify_stream_);
+      SyncStream(verify_stream_);
       cudaGetLastError();
     }
     DrainStaging();
     FreePlanDevice();
-    void* ptrs[] = {dev_.arena,        dev_.key_arena,     dev_.key_offset,   dev_.key_size,
-                    dev_.value_offset, dev_.value_size,    dev_.kept,         dev_.out,
-                    dev_.view,         dev_.verify_blocks, dev_.verify_large, dev_.verify_counters};
+    void* ptrs[] = {dev_.arena,          dev_.key_arena,    dev_.key_offset,    dev_.key_size,
+                    dev_.value_offset,   dev_.value_size,   dev_.kept,          dev_.out,
+                    dev_.view,           dev_.check_blocks, dev_.verify_blocks, dev_.verify_large,
+                    dev_.verify_counters};
     for (void* p : ptrs) {
       if (p != nullptr) cudaFreeAsync(p, stream_);
     }
     dev_ = Resident();
+    check_blocks_host_ = nullptr;
+    check_blocks_count_ = 0;
     held_.Release();
     decoded_.Release();
     staged_.Reset();
@@ -761,7 +810,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   cudaError_t DrainStaging() {
     if (!bulk_pending_) return cudaSuccess;
     bulk_pending_ = false;
-    return cudaStreamSynchronize(stage_stream_);
+    return SyncStream(stage_stream_);
   }
   cudaError_t EnsureStageStream() {
     if (stage_stream_ != nullptr) return cudaSuccess;
@@ -808,10 +857,11 @@ class CudaKeySortDevice final : public KeySortDevice {
                       std::map<std::string, uint64_t>* stage_micros, JobAllocations* mem) {
     const uint64_t n = in.entries;
     const uint64_t nb = in.blocks.size();
-    DecodeBlock* d_blocks = nullptr;
+    DecodeBlock* d_blocks = TakeCheckBlocks(in.blocks);
+    const bool checked = d_blocks != nullptr;
     unsigned long long* d_bad = nullptr;
     ACCELKV_CUDA_TRY("decode", AllocInput(in.arena_size, in.key_arena_size, n));
-    ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_blocks, nb));
+    if (!checked) ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_blocks, nb));
     ACCELKV_CUDA_TRY("decode", mem->Alloc(&d_bad, 1));
     uint64_t* const d_key_offset = dev_.key_offset;
     uint32_t* const d_key_size = dev_.key_size;
@@ -831,7 +881,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       // events give the copies' device time.
       ACCELKV_CUDA_TRY("copy_in", JoinStaging());
       const auto w = std::chrono::steady_clock::now();
-      ACCELKV_CUDA_TRY("copy_in", cudaStreamSynchronize(stream_));
+      ACCELKV_CUDA_TRY("copy_in", SyncStream(stream_));
       (*stage_micros)["copy_in_wait"] += MicrosSince(w);
       for (uint64_t i = 0; i < staged_copies; ++i) {
         float ms = 0;
@@ -856,19 +906,26 @@ class CudaKeySortDevice final : public KeySortDevice {
     } else if (!staged) {
       ACCELKV_CUDA_TRY("copy_in", Upload(dev_.arena, in.arena, in.arena_size));
     }
-    ACCELKV_CUDA_TRY("copy_in", Upload(d_blocks, in.blocks.data(), nb * sizeof(DecodeBlock)));
+    if (!checked) {
+      ACCELKV_CUDA_TRY("copy_in", Upload(d_blocks, in.blocks.data(), nb * sizeof(DecodeBlock)));
+    }
     ACCELKV_CUDA_TRY("copy_in", cudaMemsetAsync(d_bad, 0xff, sizeof(*d_bad), stream_));
     ACCELKV_CUDA_TRY("copy_in", cudaEventRecord(events_[1], stream_));
 
     const auto t0 = std::chrono::steady_clock::now();
     if (n > 0) {
-      const uint32_t lanes = DecodeLanesPerEntry(in.blocks.data(), nb);
+      // The check's largest average key where the records are its (a host
+      // pass over every record took 0.2 ms, with the device idle).
+      const uint32_t lanes = checked ? DecodeLanesForKeySize(check_max_key_)
+                                     : DecodeLanesPerEntry(in.blocks.data(), nb);
       const uint32_t shift = static_cast<uint32_t>(__builtin_ctz(lanes));
       DecodeKeysKernel<<<Grid(n * lanes), kThreads, 0, stream_>>>(
           KeysView(), dev_.key_arena, d_blocks, nb, n, shift, d_key_offset, d_key_size,
           d_value_offset, d_value_size, d_bad);
       ACCELKV_CUDA_TRY("decode", cudaGetLastError());
     }
+    FreeCheckBlocks();  // after the kernel, in stream order
+    if (timeline_) ACCELKV_CUDA_TRY("decode", cudaEventRecord(events_[2], stream_));
     if (dev_.view != nullptr) {  // nothing reads the keys' view after the decode
       cudaFreeAsync(dev_.view, stream_);
       dev_.view = nullptr;
@@ -908,6 +965,11 @@ class CudaKeySortDevice final : public KeySortDevice {
                                                  cudaMemcpyDeviceToHost, copy_stream_));
     }
     ACCELKV_CUDA_TRY("decode", WaitFor(stream_));
+    Mark(stage_micros, "decode_waited");
+    if (timeline_) {  // the device's side: the uploads' end, the kernel's end
+      (*stage_micros)["tl_decode_upload_end"] += TimelineMicros(events_[1]);
+      (*stage_micros)["tl_decode_kernel_end"] += TimelineMicros(events_[2]);
+    }
     const unsigned long long bad = mailbox_->bad_entry;
     out->bad_entry = bad == ~0ull ? ~uint64_t{0} : static_cast<uint64_t>(bad);
     float ms = 0;
@@ -1124,7 +1186,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // call.
     struct Drain {
       cudaStream_t copy;
-      ~Drain() { cudaStreamSynchronize(copy); }
+      ~Drain() { SyncStream(copy); }
     } drain{copy_stream_};
     uint64_t landed_micros = 0;
     // Waits for chunk c's copies and calls landed(c); false to stop. A
@@ -1184,7 +1246,7 @@ class CudaKeySortDevice final : public KeySortDevice {
         (*stage_micros)[name + "_back"] += TimelineMicros(timeline_events_[3 * c + 2]);
       }
     }
-    if (s.ok()) ACCELKV_CUDA_TRY("encode", cudaStreamSynchronize(stream_));
+    if (s.ok()) ACCELKV_CUDA_TRY("encode", SyncStream(stream_));
     const uint64_t call_micros = MicrosSince(t0);
     (*stage_micros)["gpu_encode"] += call_micros - std::min(landed_micros, call_micros);
     return s;
@@ -1310,7 +1372,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // The blocks verify gives a thread block each (a pageable copy: staged
     // at once, with no wait for the stream).
     std::vector<uint32_t> large;
-    for (uint64_t b = 0; b < nb; ++b) {
+    for (uint64_t b = 0; b < nb && in.max_block_size >= kLargeBlockBytes; ++b) {
       if (in.blocks[b].size >= kLargeBlockBytes) large.push_back(static_cast<uint32_t>(b));
     }
     uint32_t* d_large = nullptr;
@@ -1370,6 +1432,10 @@ class CudaKeySortDevice final : public KeySortDevice {
       PublishKernel<<<1, 32, 0, stream_>>>(d_mask, d_mailbox_->radix_mask, 3);
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
       ACCELKV_CUDA_TRY("sort", WaitFor(stream_));
+      Mark(stage_micros, "run_pack");
+      if (timeline_) {  // the device's side: Run's uploads' end
+        (*stage_micros)["tl_run_upload_end"] += TimelineMicros(events_[1]);
+      }
       int bits = 0;
       for (int w = 0; w < 3; ++w) bits += __builtin_popcountll(mailbox_->radix_mask[w]);
       if (bits <= 64) packed_bits = bits;
@@ -1432,6 +1498,7 @@ class CudaKeySortDevice final : public KeySortDevice {
                                          d_mailbox_->counters, 3);
     ACCELKV_CUDA_TRY("copy_out", cudaGetLastError());
     ACCELKV_CUDA_TRY("copy_out", WaitFor(stream_));
+    Mark(stage_micros, "run_counters");
     Counters c;
     std::memcpy(&c, mailbox_->counters, sizeof(c));
     if (c.num_kept > n) return Status::Aborted("gpu: copy_out: kept count out of range");
@@ -1439,6 +1506,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("copy_out", cudaMemcpyAsync(out->kept.data(), d_kept, c.num_kept * 4,
                                                  cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("copy_out", WaitFor(stream_));
+    Mark(stage_micros, "run_kept");
     const uint64_t copy_out = MicrosSince(t0);
 
     // Each stage from the event before it; verify and the sort both start
@@ -1568,6 +1636,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       }
     }
     if (e == cudaSuccess) e = WaitFor(stream_);
+    Mark(stage_micros, "plan_starts");
     const bool lazy = in.plan_block_size > 0 && k > 0;
     if (e == cudaSuccess) {
       const uint64_t* starts = reinterpret_cast<const uint64_t*>(host_starts);
@@ -1583,6 +1652,7 @@ class CudaKeySortDevice final : public KeySortDevice {
         const BlockRun* d_runs = nullptr;
         s = BlockRuns(plan_block_size_, d_plan, k, plan_ranges_, mem, &plan_runs_, &out->runs, &n,
                       &d_runs);
+        Mark(stage_micros, "plan_runs");
         if (s.ok() && in.split_tables) {
           const auto t1 = std::chrono::steady_clock::now();
           s = SplitTables(in, d_plan, keys.key_arena, k, d_runs, n, &out->table_starts);
@@ -1594,6 +1664,7 @@ class CudaKeySortDevice final : public KeySortDevice {
                           &d_runs);
           }
           (*stage_micros)["gpu_split"] += MicrosSince(t1);
+          Mark(stage_micros, "plan_split");
         }
         out->num_runs = s.ok() ? n : 0;
         if (!s.ok()) {
@@ -2016,8 +2087,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // Waits for what stream st has queued: polls an event for up to
-  // kPollMicros, then sleeps on it (WaitEvent).
+  // Waits for what stream st has queued, through an event (WaitEvent).
   cudaError_t WaitFor(cudaStream_t st) {
     if (wait_event_ == nullptr) {
       const cudaError_t e = cudaEventCreateWithFlags(
@@ -2027,29 +2097,22 @@ class CudaKeySortDevice final : public KeySortDevice {
     const cudaError_t e = cudaEventRecord(wait_event_, st);
     return e == cudaSuccess ? WaitEvent(wait_event_) : e;
   }
-  // Waits for event ev: polls it for up to kPollMicros, then sleeps on it
-  // (cudaEventBlockingSync). A thread that slept at once woke 0.1-0.25 ms
-  // after the device was done on the loaded H200 machine, in each of the
-  // dozen waits a job makes (ACCELKV_GPU_TIMELINE): spinning through every
-  // wait made a 4 KiB-value job 7-10% faster, polling first 3-8%
-  // (bench/results/2026-11-28-h200-queue-ahead.md). The polling is
-  // bounded, so a long wait (a chunk's copies back) still leaves the core
-  // to the writers.
+  // Waits for event ev (WaitDevice: polls, naps, then sleeps on it,
+  // cudaEventBlockingSync). With every wait spinning a 4 KiB-value job ran
+  // 7-10% faster than with each sleeping at once, polling first 3-8%
+  // (bench/results/2026-11-28-h200-queue-ahead.md).
   cudaError_t WaitEvent(cudaEvent_t ev) {
-    const auto start = std::chrono::steady_clock::now();
-    for (;;) {
-      const cudaError_t e = cudaEventQuery(ev);
-      if (e != cudaErrorNotReady) return e;
-      if (MicrosSince(start) >= kPollMicros) break;
-    }
-    cudaGetLastError();  // cudaErrorNotReady is not sticky, but clear it
-    return cudaEventSynchronize(ev);
+    return WaitDevice([ev] { return cudaEventQuery(ev); },
+                      [ev] { return cudaEventSynchronize(ev); });
   }
 
   // Waits for stream_ by spinning on spin_event_ (made without
   // cudaEventBlockingSync): BlockRuns' and SplitTables' waits are short (a
   // few kernels, a small copy), and a thread that sleeps in them waits for
-  // a core again on a loaded machine (docs/GPU.md, "Block plan").
+  // a core again on a loaded machine (docs/GPU.md, "Block plan"). Folding
+  // it into WaitFor (poll, nap, sleep) measured 0.96x and 1.00x in the
+  // database beside 15 busy threads, p99 2-6% higher: not taken
+  // (bench/results/2026-11-28-h200-middle-waits.md).
   cudaError_t SpinWait() {
     if (spin_event_ == nullptr) {
       const cudaError_t e = cudaEventCreateWithFlags(&spin_event_, cudaEventDisableTiming);
@@ -2239,6 +2302,9 @@ class CudaKeySortDevice final : public KeySortDevice {
   // time then; each chunk's first part's kernels', all its kernels' and
   // its copies' ends (3c, 3c + 1, 3c + 2).
   bool timeline_ = false;
+  const DecodeBlock* check_blocks_host_ = nullptr;  // TakeCheckBlocks
+  uint64_t check_blocks_count_ = 0;
+  uint64_t check_max_key_ = 0;
   cudaEvent_t timeline_origin_ = nullptr;
   std::chrono::steady_clock::time_point timeline_host_;
   std::vector<cudaEvent_t> timeline_events_;

@@ -1,6 +1,14 @@
 #include "gpu/cuda_support.h"
 
+#include <time.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <string>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 namespace accelkv {
 namespace gpu {
@@ -8,6 +16,31 @@ namespace gpu {
 Status CudaFailure(const char* stage, cudaError_t e) {
   return Status::Aborted(std::string("gpu: ") + stage + ": " + cudaGetErrorName(e),
                          cudaGetErrorString(e));
+}
+
+bool NapWaits() {
+  static const bool nap = [] {
+    const char* v = std::getenv("ACCELKV_GPU_WAIT");
+    return v == nullptr || std::strcmp(v, "poll") != 0;
+  }();
+  return nap;
+}
+
+void Nap() {
+#ifdef __linux__
+  const int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
+#endif
+  const timespec nap{0, static_cast<long>(kNapMicros * 1000)};
+  nanosleep(&nap, nullptr);
+#ifdef __linux__
+  if (slack > 0) prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0);
+#endif
+}
+
+cudaError_t SyncStream(cudaStream_t st) {
+  return WaitDevice([st] { return cudaStreamQuery(st); },
+                    [st] { return cudaStreamSynchronize(st); });
 }
 
 cudaError_t UploadKeyLists(const KeyList& a, const KeyList& b, const HostUpload& upload,

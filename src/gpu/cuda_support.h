@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -29,6 +30,53 @@ Status CudaFailure(const char* stage, cudaError_t e);
     if (err_ != cudaSuccess) return CudaFailure(stage, err_); \
   } while (0)
 
+// How the host waits for the device (docs/GPU.md, "Host waits"): it polls
+// for kPollMicros, then naps kNapMicros at a time (its timer slack lowered
+// meanwhile) until kNapLimitMicros have passed, then sleeps until the
+// device wakes it. A thread that slept at once (the device's blocking-sync
+// schedule) woke 0.1-0.25 ms after the device was done on a loaded machine,
+// in each of the dozen waits a job makes; a nap's wake-up is late by about
+// the nap. The naps cost a few microseconds of CPU each, and a long wait
+// (a stalled device) still ends asleep. ACCELKV_GPU_WAIT=poll leaves the
+// naps out (measurements).
+inline constexpr uint64_t kPollMicros = 200;
+inline constexpr uint64_t kNapMicros = 20;
+inline constexpr uint64_t kNapLimitMicros = 5000;
+
+// Whether waits nap after their polling (not ACCELKV_GPU_WAIT=poll).
+bool NapWaits();
+
+// Sleeps about kNapMicros, with the calling thread's timer slack lowered to
+// a microsecond for the nap (the default, 50 us, would make it 70).
+void Nap();
+
+// Waits until query() returns other than cudaErrorNotReady (returning
+// that), polling, napping and at last calling block() (which sleeps until
+// the device is done) as above.
+template <typename Query, typename Block>
+cudaError_t WaitDevice(Query query, Block block) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto since = [&start] {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count());
+  };
+  const bool nap = NapWaits();
+  for (;;) {
+    const cudaError_t e = query();
+    if (e != cudaErrorNotReady) return e;
+    const uint64_t waited = since();
+    if (waited >= (nap ? kNapLimitMicros : kPollMicros)) break;
+    if (waited >= kPollMicros) Nap();
+  }
+  cudaGetLastError();  // cudaErrorNotReady is not sticky, but clear it
+  return block();
+}
+
+// Waits for what stream st has queued (WaitDevice over cudaStreamQuery,
+// then cudaStreamSynchronize).
+cudaError_t SyncStream(cudaStream_t st);
+
 // Stream-ordered allocations of one job, freed (and the stream drained) on
 // every exit path, so the host arena is never reused under a live copy.
 // A second stream whose work reads them (DrainFirst) is drained before.
@@ -36,9 +84,9 @@ class JobAllocations {
  public:
   explicit JobAllocations(cudaStream_t stream) : stream_(stream) {}
   ~JobAllocations() {
-    if (first_ != nullptr) cudaStreamSynchronize(first_);
+    if (first_ != nullptr) SyncStream(first_);
     for (void* p : ptrs_) cudaFreeAsync(p, stream_);
-    cudaStreamSynchronize(stream_);
+    SyncStream(stream_);
     cudaGetLastError();  // a failed job's error is reported by Run
   }
   void DrainFirst(cudaStream_t other) { first_ = other; }

@@ -15,6 +15,7 @@
 // offsets the CPU decoder used), and its value is located in the file arena.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "gpu/key_sort_common.h"
@@ -125,21 +126,27 @@ ACCELKV_HD inline uint64_t BlockOfEntry(const DecodeBlock* blocks, uint64_t nb, 
   return LastAtOrBefore(nb, entry, [blocks](uint64_t i) { return blocks[i].first_entry; });
 }
 
+// A block's average key size, rounded up: its prefix plus its suffixes'
+// average (0 for a block without entries).
+ACCELKV_HD inline uint64_t AverageKeySize(const DecodeBlock& b) {
+  return b.n == 0 ? 0 : b.prefix_size + (b.key_bytes + b.n - 1) / b.n;
+}
+
 // The lanes that materialize one entry's key on the GPU (DecodeKeysKernel):
 // the smallest power of two up to 32 that gives each lane at most 8 bytes
-// of the largest average key of any block (P + KS / n, rounded up). Only a
-// speed choice: any number of lanes copies the same bytes (MaterializeKey).
-inline uint32_t DecodeLanesPerEntry(const DecodeBlock* blocks, uint64_t nb) {
-  uint64_t key = 0;
-  for (uint64_t i = 0; i < nb; ++i) {
-    const DecodeBlock& b = blocks[i];
-    if (b.n == 0) continue;
-    const uint64_t average = b.prefix_size + (b.key_bytes + b.n - 1) / b.n;
-    if (average > key) key = average;
-  }
+// of key, the largest AverageKeySize of any block. Only a speed choice: any
+// number of lanes copies the same bytes (MaterializeKey).
+ACCELKV_HD inline uint32_t DecodeLanesForKeySize(uint64_t key) {
   uint32_t lanes = 1;
   while (lanes < 32 && uint64_t{lanes} * 8 < key) lanes *= 2;
   return lanes;
+}
+
+// ...of the blocks [blocks, blocks + nb).
+inline uint32_t DecodeLanesPerEntry(const DecodeBlock* blocks, uint64_t nb) {
+  uint64_t key = 0;
+  for (uint64_t i = 0; i < nb; ++i) key = std::max(key, AverageKeySize(blocks[i]));
+  return DecodeLanesForKeySize(key);
 }
 
 // [*b, *e) of entry j within a section of this width (or its end offsets).

@@ -201,13 +201,15 @@ __global__ void GatherKeySectionsKernel(const HostPiece* pieces, uint32_t np,
 
 // KeySortDevice::CheckBlocks' results on the device: the sums over every
 // block, the lowest failing span packed with its code (span << 8 | code,
-// ~0: none; codes are under 256), and the fixed key sizes' least and
-// greatest over the blocks with entries.
+// ~0: none; codes are under 256), the fixed key sizes' least and greatest
+// over the blocks with entries, and their largest AverageKeySize (for
+// DecodeLanesForKeySize).
 struct CheckTotals {
   BlockSums sums;
   unsigned long long bad;        // ~0 before the check
   unsigned long long fixed_min;  // ~0 before the check
   unsigned long long fixed_max;  // 0 before the check
+  unsigned long long max_key;    // 0 before the check
 };
 
 // One thread per span: its CheckDataBlock, its share of the sums (scanned
@@ -230,8 +232,9 @@ __global__ void CheckBlocksKernel(const uint8_t* arena, const BlockSpan* spans, 
 }
 
 // One thread per span: the DecodeBlock of each block with entries at its
-// place among them (before[i], the exclusive scan of the shares), and the
-// sums over every block from the last span. Each block's check runs again
+// place among them (before[i], the exclusive scan of the shares), its
+// AverageKeySize into the totals, and the sums over every block from the
+// last span. Each block's check runs again
 // here (a footer and its end offsets, cheap on the device) rather than a
 // 56-byte layout kept per block between the kernels.
 __global__ void WriteDecodeBlocksKernel(const uint8_t* arena, const BlockSpan* spans, uint64_t nb,
@@ -243,7 +246,9 @@ __global__ void WriteDecodeBlocksKernel(const uint8_t* arena, const BlockSpan* s
   const uint32_t code = CheckDataBlock(arena + spans[i].offset, spans[i].size, &l);
   const BlockSums b = before[i];
   if (code == kDataBlockOk && l.n > 0) {
-    blocks[b.blocks] = MakeDecodeBlock(spans[i].offset, l, b.key_bytes, b.entries);
+    const DecodeBlock d = MakeDecodeBlock(spans[i].offset, l, b.key_bytes, b.entries);
+    blocks[b.blocks] = d;
+    atomicMax(&totals->max_key, static_cast<unsigned long long>(AverageKeySize(d)));
   }
   if (i + 1 == nb) totals->sums = AddBlockSums()(b, BlockShare(code, l));
 }

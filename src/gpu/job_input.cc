@@ -354,10 +354,11 @@ void JobInput::Clear() {
   keys.value_size = nullptr;
   keys.grandparents.Clear();
   keys.boundaries.Clear();
-  keys.blocks.clear();
-  // The per-entry arrays keep their size too: DecodeKeys resizes them to
-  // the job's entries, and a resize from a similar size zero-fills only
-  // the difference before the device's copy overwrites every element.
+  keys.max_block_size = ~uint64_t{0};
+  // The spans to checksum (keys.blocks) and the per-entry arrays keep their
+  // size: DecodeInputTables and DecodeKeys resize them to the job's spans
+  // and entries and overwrite every element, and a resize from a similar
+  // size zero-fills only the difference.
   keys.flags.clear();
   keys.snapshots.clear();
   keys.fixed_key_size = 0;
@@ -691,9 +692,11 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   keys.blocks.resize(base[nt].span);
   if (keys_only) decode.blocks.resize(base[nt].block);  // else CheckBlocks sizes it
   input->check_spans.resize(base[checked].data);
+  std::vector<uint64_t> max_size(nt, 0);  // each table's largest span
   *helper_cpu_seconds += ParallelFor(nt, ComputeThreads(nt), [&](size_t i) {
     const TableBlocks& f = input->table_blocks[i];
     std::copy(f.spans.begin(), f.spans.end(), keys.blocks.begin() + base[i].span);
+    for (const BlockSpan& b : f.spans) max_size[i] = std::max(max_size[i], b.size);
     if (i < checked) {
       std::copy(f.spans.begin(), f.spans.begin() + f.data_spans,
                 input->check_spans.begin() + base[i].data);
@@ -706,9 +709,13 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
       ++to;
     }
   });
+  keys.max_block_size = 0;
+  for (uint64_t m : max_size) keys.max_block_size = std::max(keys.max_block_size, m);
   uint64_t entries = base[nt].entry;
   uint64_t key_bytes = base[nt].key;
   if (!keys_only) {
+    // The spans' concatenation apart too (measurements).
+    (*stage_micros)["decode_spans"] += MicrosSince(t);
     (*stage_micros)["decode"] += MicrosSince(t);  // the check adds its own stages
     BlockCheckResult checks;
     Status s = device->CheckBlocks(keys.arena, keys.arena_size, input->check_spans, &decode.blocks,

@@ -42,7 +42,7 @@ struct Mailbox {
   unsigned long long bad_entry;      // DecodeKeysKernel's lowest malformed key, ~0: none
   unsigned long long radix_mask[3];  // RadixDiffKernel's differing bits
   unsigned long long counters[3];    // Counters, as 8-byte words
-  unsigned long long check[6];       // CheckTotals (decode_kernels.cuh), as 8-byte words
+  unsigned long long check[7];       // CheckTotals (decode_kernels.cuh), as 8-byte words
   unsigned long long verified[1];    // a key-first job's lowest bad block (Counters::bad_block)
 };
 static_assert(sizeof(Counters) == 3 * sizeof(unsigned long long));

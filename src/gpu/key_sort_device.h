@@ -69,7 +69,11 @@ struct KeySortInput {
   uint64_t arena_size = 0;
   const uint8_t* key_arena = nullptr;  // from HostKeyArena(); key_arena_size bytes
   uint64_t key_arena_size = 0;
-  HostVector<BlockSpan> blocks;     // blocks to checksum (file arena)
+  HostVector<BlockSpan> blocks;  // blocks to checksum (file arena)
+  // The largest of blocks' sizes, where known (DecodeInputTables); ~0:
+  // unknown. The CUDA device lists the blocks its large-block verify takes
+  // only when it may find one.
+  uint64_t max_block_size = ~uint64_t{0};
   HostVector<uint64_t> key_offset;  // per entry, into the key arena
   HostVector<uint32_t> key_size;    // per entry, >= 8
   HostVector<uint8_t> flags;        // per entry, kFlagOutOfRange
