@@ -682,7 +682,8 @@ class CudaKeySortDevice final : public KeySortDevice {
     out->bad_block = ~uint64_t{0};
     // Resident: the value arrays are on the device (DecodeKeys), whatever
     // the host holds.
-    Status s = resident ? Status::OK() : in.CheckEncodeInputs();
+    Status s = in.CheckFlags();
+    if (s.ok() && !resident) s = in.CheckEncodeInputs();
     Mark(stage_micros, "run_call");
     if (s.ok()) {
       JobAllocations mem(stream_);  // drains the stream on every exit path
@@ -1356,7 +1357,11 @@ class CudaKeySortDevice final : public KeySortDevice {
       }
     }
     ACCELKV_CUDA_TRY("copy_in", Upload(d_blocks, in.blocks.data(), nb * sizeof(BlockSpan)));
-    ACCELKV_CUDA_TRY("copy_in", Upload(d_flags, in.flags.data(), n));
+    if (in.flags.empty()) {  // no entry flagged (KeySortInput::flags)
+      ACCELKV_CUDA_TRY("copy_in", cudaMemsetAsync(d_flags, 0, n, stream_));
+    } else {
+      ACCELKV_CUDA_TRY("copy_in", Upload(d_flags, in.flags.data(), n));
+    }
     ACCELKV_CUDA_TRY("copy_in", UploadKeyLists(in.deeper_smallest, in.deeper_largest, upload_fn_,
                                                mem, &d_deeper.smallest, &d_deeper.largest));
     ACCELKV_CUDA_TRY("copy_in",

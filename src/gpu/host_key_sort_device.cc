@@ -275,7 +275,8 @@ class HostKeySortDevice final : public KeySortDevice {
     out->boundary_starts.clear();
     out->table_starts.clear();
     out->bad_block = ~uint64_t{0};
-    Status s = in.CheckEncodeInputs();
+    Status s = in.CheckFlags();
+    if (s.ok()) s = in.CheckEncodeInputs();
     if (s.ok()) s = RunStages(in, out, stage_micros, deferred);
     if (s.ok() && in.keep_for_encode) {
       // The plan inputs (PlanKernel's work), and what EncodeBlocks reads.
@@ -402,13 +403,14 @@ class HostKeySortDevice final : public KeySortDevice {
     out->kept.clear();
     bool duplicate = false;
     const DeeperLevelsView deeper = in.DeeperView();
+    const uint8_t* const flags = in.flags.empty() ? nullptr : in.flags.data();
     for (uint64_t pos = 0; pos < n; ++pos) {
       if (pos > 0) {
         const uint32_t a = items[pos - 1].index;
         const uint32_t b = items[pos].index;
         duplicate |= keys.CompareUserKeys(a, b) == 0 && keys.trailer(a) == keys.trailer(b);
       }
-      if (KeepSortedEntry(keys, in.flags.data(), items.data(), pos, in.snapshots.data(),
+      if (KeepSortedEntry(keys, flags, items.data(), pos, in.snapshots.data(),
                           static_cast<uint32_t>(in.snapshots.size()), deeper)) {
         out->kept.push_back(items[pos].index);
       }

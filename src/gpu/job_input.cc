@@ -795,9 +795,14 @@ Status DecodeInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
   // The deeper levels' file ranges: the device's dedup decides whether a
   // tombstone's key is at its base level (IsBaseLevelKey), so no key is read
   // here and the keys' copy back keeps running beside the sort.
-  keys.flags.assign(entries, 0);
   SetDeeperLevels(*spec.compaction, &keys);
+  // Only a chunk of a job flags entries (out of its range); a job run whole
+  // leaves them empty, none flagged: a byte per entry to fill here and
+  // upload in Run, on the critical path (from the decode's end to Run's
+  // start took 0.28 ms at 128-byte values, 0.03 at 4 KiB).
+  keys.flags.clear();
   if (range != nullptr) {
+    keys.flags.assign(entries, 0);
     s = device->WaitDecodedKeys(stage_micros);
     if (!s.ok()) return s;
     input->out_of_range = MarkOutOfRange(*range, input);

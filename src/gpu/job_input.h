@@ -224,7 +224,8 @@ Status ReadInputTables(const CompactionJobSpec& spec, KeySortDevice* device,
 // KeySortDevice::CheckBlocks, its stages "copy_in_wait" and "gpu_check"),
 // lays out the key arena (device->HostKeyArena), then the device materializes every key and
 // fills the entry arrays (DecodeKeys, which finds the file arena staged);
-// keys.flags and keys.snapshots last. The keys and the entry arrays may
+// keys.flags (a chunk's out-of-range entries; empty for a job run whole)
+// and keys.snapshots last. The keys and the entry arrays may
 // still be on their way back from the device when it returns (the caller
 // calls device->WaitDecodedKeys before it reads them): it waits for them
 // itself only when it reads keys (deeper files' tombstone flags, a

@@ -358,7 +358,7 @@ ACCELKV_HD inline uint64_t StripeOf(const uint64_t* snapshots, uint32_t num_snap
 // rule). sorted[pos] is the entry, sorted[pos - 1] its predecessor.
 // A tombstone that is the newest of the oldest stripe is dropped where no
 // deeper file can hold its user key (IsBaseLevelKey over deeper, asked only
-// then).
+// then). flags may be nullptr: no entry flagged.
 ACCELKV_HD inline bool KeepSortedEntry(const KeyArrays& keys, const uint8_t* flags,
                                        const SortItem* sorted, uint64_t pos,
                                        const uint64_t* snapshots, uint32_t num_snapshots,
@@ -367,7 +367,7 @@ ACCELKV_HD inline bool KeepSortedEntry(const KeyArrays& keys, const uint8_t* fla
   // Out-of-range entries sort before or after the chunk's (ranges are cut
   // on user keys), so an in-range entry's predecessor out of range has
   // another user key, as if the entry came first.
-  if ((flags[i] & kFlagOutOfRange) != 0) return false;
+  if (flags != nullptr && (flags[i] & kFlagOutOfRange) != 0) return false;
   const uint64_t t = keys.trailer(i);
   const uint64_t seq = t >> 8;
   const uint64_t stripe = StripeOf(snapshots, num_snapshots, seq);

@@ -76,7 +76,10 @@ struct KeySortInput {
   uint64_t max_block_size = ~uint64_t{0};
   HostVector<uint64_t> key_offset;  // per entry, into the key arena
   HostVector<uint32_t> key_size;    // per entry, >= 8
-  HostVector<uint8_t> flags;        // per entry, kFlagOutOfRange
+  // Per entry, kFlagOutOfRange; empty: no entry is flagged (a job run
+  // whole, whose flags would all be 0: the CUDA device clears them on the
+  // device rather than filling and uploading n bytes).
+  HostVector<uint8_t> flags;
   std::vector<uint64_t> snapshots;  // ascending, distinct
   // The deeper levels' file ranges (DeeperLevelsView: the dedup asks
   // IsBaseLevelKey of a tombstone there, on the device).
@@ -129,6 +132,12 @@ struct KeySortInput {
   DeeperLevelsView DeeperView() const {
     return DeeperLevelsView{deeper_smallest.View(), deeper_largest.View(), deeper_level_end.data(),
                             static_cast<uint32_t>(deeper_level_end.size())};
+  }
+  // OK unless flags is neither empty nor num_entries() long
+  // (InvalidArgument).
+  Status CheckFlags() const {
+    if (flags.empty() || flags.size() == num_entries()) return Status::OK();
+    return Status::InvalidArgument("gpu: flags for some entries only");
   }
   // OK unless keep_for_encode is set without both value arrays of
   // num_entries() each, or split_tables without its inputs
