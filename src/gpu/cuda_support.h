@@ -30,10 +30,10 @@ Status CudaFailure(const char* stage, cudaError_t e);
     if (err_ != cudaSuccess) return CudaFailure(stage, err_); \
   } while (0)
 
-// How the host waits for the device (docs/GPU.md, "Host waits"): it polls
-// for kPollMicros, then naps kNapMicros at a time (its timer slack lowered
-// meanwhile) until kNapLimitMicros have passed, then sleeps until the
-// device wakes it. A thread that slept at once (the device's blocking-sync
+// How the host waits for the device (docs/GPU.md, "Host waits and the
+// job's middle"): it polls for kPollMicros, then naps kNapMicros at a time
+// (its timer slack lowered meanwhile) until kNapLimitMicros have passed,
+// then sleeps until the device wakes it. A thread that slept at once (the device's blocking-sync
 // schedule) woke 0.1-0.25 ms after the device was done on a loaded machine,
 // in each of the dozen waits a job makes; a nap's wake-up is late by about
 // the nap. The naps cost a few microseconds of CPU each, and a long wait
