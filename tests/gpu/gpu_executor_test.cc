@@ -2149,6 +2149,10 @@ TEST_P(GpuExecutorTest, EncodeNeedsTheInputOfTheLastRun) {
   Status s = encode();  // no Run yet
   EXPECT_TRUE(s.IsAborted()) << s.ToString();
   EXPECT_NE(std::string::npos, s.ToString().find("gpu: encode")) << s.ToString();
+  in.flags.assign(1, 0);  // flags for an entry the job does not have
+  s = device->Run(in, &sorted, &micros);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  in.flags.clear();  // none flagged
   ASSERT_TRUE(device->Run(in, &sorted, &micros).ok());
   EXPECT_TRUE(encode().IsAborted());  // that Run did not keep its input
   in.keep_for_encode = true;
