@@ -19,9 +19,11 @@ Status CudaFailure(const char* stage, cudaError_t e) {
 }
 
 bool NapWaits() {
+  // Only the default ("block"): "poll" leaves the naps out, and "spin" and
+  // "yield" (the device's schedule) wait as that schedule does.
   static const bool nap = [] {
     const char* v = std::getenv("ACCELKV_GPU_WAIT");
-    return v == nullptr || std::strcmp(v, "poll") != 0;
+    return v == nullptr || std::strcmp(v, "block") == 0;
   }();
   return nap;
 }

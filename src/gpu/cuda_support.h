@@ -43,7 +43,8 @@ inline constexpr uint64_t kPollMicros = 200;
 inline constexpr uint64_t kNapMicros = 20;
 inline constexpr uint64_t kNapLimitMicros = 5000;
 
-// Whether waits nap after their polling (not ACCELKV_GPU_WAIT=poll).
+// Whether waits nap after their polling: with ACCELKV_GPU_WAIT unset or
+// "block" (not "poll", "spin" or "yield").
 bool NapWaits();
 
 // Sleeps about kNapMicros, with the calling thread's timer slack lowered to
