@@ -185,7 +185,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (timeline_origin_ != nullptr) cudaEventDestroy(timeline_origin_);
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
     if (spin_event_ != nullptr) cudaEventDestroy(spin_event_);
-    if (wait_event_ != nullptr) cudaEventDestroy(wait_event_);
     for (cudaEvent_t e : plan_events_) cudaEventDestroy(e);
     cudaFreeHost(mailbox_);
     cudaFree(crc_tables_);
@@ -386,7 +385,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   cudaError_t ResolveVerify(std::map<std::string, uint64_t>* stage_micros) {
     if (!verify_pending_) return cudaSuccess;
     const auto w = std::chrono::steady_clock::now();
-    cudaError_t e = WaitFor(verify_stream_);
+    cudaError_t e = SyncStream(verify_stream_);
     const uint64_t waited = MicrosSince(w);
     verify_pending_ = false;
     if (e == cudaSuccess) e = DrainStaging();
@@ -561,7 +560,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("verify", cudaMemcpyAsync(blocks->data(), d_blocks, nb * sizeof(DecodeBlock),
                                                cudaMemcpyDeviceToHost, stream_));
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[1], stream_));
-    ACCELKV_CUDA_TRY("verify", WaitFor(stream_));
+    ACCELKV_CUDA_TRY("verify", SyncStream(stream_));
     Mark(stage_micros, "check_waited");
     if (timeline_) {  // the device's side: the gather's start and end, the check's end
       if (key_first_) {
@@ -776,16 +775,14 @@ class CudaKeySortDevice final : public KeySortDevice {
     }
     DrainStaging();
     FreePlanDevice();
-    void* ptrs[] = {dev_.arena,          dev_.key_arena,    dev_.key_offset,    dev_.key_size,
-                    dev_.value_offset,   dev_.value_size,   dev_.kept,          dev_.out,
-                    dev_.view,           dev_.check_blocks, dev_.verify_blocks, dev_.verify_large,
-                    dev_.verify_counters};
+    FreeCheckBlocks();
+    void* ptrs[] = {dev_.arena,        dev_.key_arena,     dev_.key_offset,   dev_.key_size,
+                    dev_.value_offset, dev_.value_size,    dev_.kept,         dev_.out,
+                    dev_.view,         dev_.verify_blocks, dev_.verify_large, dev_.verify_counters};
     for (void* p : ptrs) {
       if (p != nullptr) cudaFreeAsync(p, stream_);
     }
     dev_ = Resident();
-    check_blocks_host_ = nullptr;
-    check_blocks_count_ = 0;
     held_.Release();
     decoded_.Release();
     staged_.Reset();
@@ -965,7 +962,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("decode", cudaMemcpyAsync(out->value_size->data(), d_value_size, n * 4,
                                                  cudaMemcpyDeviceToHost, copy_stream_));
     }
-    ACCELKV_CUDA_TRY("decode", WaitFor(stream_));
+    ACCELKV_CUDA_TRY("decode", SyncStream(stream_));
     Mark(stage_micros, "decode_waited");
     if (timeline_) {  // the device's side: the uploads' end, the kernel's end
       (*stage_micros)["tl_decode_upload_end"] += TimelineMicros(events_[1]);
@@ -1436,7 +1433,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
       PublishKernel<<<1, 32, 0, stream_>>>(d_mask, d_mailbox_->radix_mask, 3);
       ACCELKV_CUDA_TRY("sort", cudaGetLastError());
-      ACCELKV_CUDA_TRY("sort", WaitFor(stream_));
+      ACCELKV_CUDA_TRY("sort", SyncStream(stream_));
       Mark(stage_micros, "run_pack");
       if (timeline_) {  // the device's side: Run's uploads' end
         (*stage_micros)["tl_run_upload_end"] += TimelineMicros(events_[1]);
@@ -1502,7 +1499,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_counters),
                                          d_mailbox_->counters, 3);
     ACCELKV_CUDA_TRY("copy_out", cudaGetLastError());
-    ACCELKV_CUDA_TRY("copy_out", WaitFor(stream_));
+    ACCELKV_CUDA_TRY("copy_out", SyncStream(stream_));
     Mark(stage_micros, "run_counters");
     Counters c;
     std::memcpy(&c, mailbox_->counters, sizeof(c));
@@ -1510,7 +1507,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     out->kept.resize(c.num_kept);
     ACCELKV_CUDA_TRY("copy_out", cudaMemcpyAsync(out->kept.data(), d_kept, c.num_kept * 4,
                                                  cudaMemcpyDeviceToHost, stream_));
-    ACCELKV_CUDA_TRY("copy_out", WaitFor(stream_));
+    ACCELKV_CUDA_TRY("copy_out", SyncStream(stream_));
     Mark(stage_micros, "run_kept");
     const uint64_t copy_out = MicrosSince(t0);
 
@@ -1640,7 +1637,7 @@ class CudaKeySortDevice final : public KeySortDevice {
                             stream_);
       }
     }
-    if (e == cudaSuccess) e = WaitFor(stream_);
+    if (e == cudaSuccess) e = SyncStream(stream_);
     Mark(stage_micros, "plan_starts");
     const bool lazy = in.plan_block_size > 0 && k > 0;
     if (e == cudaSuccess) {
@@ -2092,16 +2089,6 @@ class CudaKeySortDevice final : public KeySortDevice {
     return Status::OK();
   }
 
-  // Waits for what stream st has queued, through an event (WaitEvent).
-  cudaError_t WaitFor(cudaStream_t st) {
-    if (wait_event_ == nullptr) {
-      const cudaError_t e = cudaEventCreateWithFlags(
-          &wait_event_, cudaEventDisableTiming | (BlockingWaits() ? cudaEventBlockingSync : 0u));
-      if (e != cudaSuccess) return e;
-    }
-    const cudaError_t e = cudaEventRecord(wait_event_, st);
-    return e == cudaSuccess ? WaitEvent(wait_event_) : e;
-  }
   // Waits for event ev (WaitDevice: polls, naps, then sleeps on it,
   // cudaEventBlockingSync). With every wait spinning a 4 KiB-value job ran
   // 7-10% faster than with each sleeping at once, polling first 3-8%
@@ -2115,7 +2102,7 @@ class CudaKeySortDevice final : public KeySortDevice {
   // cudaEventBlockingSync): BlockRuns' and SplitTables' waits are short (a
   // few kernels, a small copy), and a thread that sleeps in them waits for
   // a core again on a loaded machine (docs/GPU.md, "Block plan"). Folding
-  // it into WaitFor (poll, nap, sleep) measured 0.96x and 1.00x in the
+  // it into SyncStream (poll, nap, sleep) measured 0.96x and 1.00x in the
   // database beside 15 busy threads, p99 2-6% higher: not taken
   // (bench/results/2026-11-28-h200-middle-waits.md).
   cudaError_t SpinWait() {
@@ -2244,8 +2231,13 @@ class CudaKeySortDevice final : public KeySortDevice {
   PinnedBuffer out_;        // HostOutput
   PinnedBuffer plan_;       // Run's plan inputs (KeySortOutput::plan)
   Resident dev_;            // AllocInput
-  HeldInput held_;          // the arenas Run kept for EncodeBlocks
-  HeldInput decoded_;       // the arenas DecodeKeys left for Run
+  // The host array CheckBlocks copied dev_.check_blocks to, its count and
+  // the largest average key (TakeCheckBlocks).
+  const DecodeBlock* check_blocks_host_ = nullptr;
+  uint64_t check_blocks_count_ = 0;
+  uint64_t check_max_key_ = 0;
+  HeldInput held_;     // the arenas Run kept for EncodeBlocks
+  HeldInput decoded_;  // the arenas DecodeKeys left for Run
   // BeginStaging .. DecodeKeys or CancelStaging: the ranges copied into
   // dev_.arena from staged_arena_, each between a pair of stage_events_.
   StagedArena staged_;
@@ -2307,9 +2299,6 @@ class CudaKeySortDevice final : public KeySortDevice {
   // time then; each chunk's first part's kernels', all its kernels' and
   // its copies' ends (3c, 3c + 1, 3c + 2).
   bool timeline_ = false;
-  const DecodeBlock* check_blocks_host_ = nullptr;  // TakeCheckBlocks
-  uint64_t check_blocks_count_ = 0;
-  uint64_t check_max_key_ = 0;
   cudaEvent_t timeline_origin_ = nullptr;
   std::chrono::steady_clock::time_point timeline_host_;
   std::vector<cudaEvent_t> timeline_events_;
@@ -2332,7 +2321,6 @@ class CudaKeySortDevice final : public KeySortDevice {
   uint64_t plan_block_size_ = 0;       // the last Run's block plan (0: none)
   PinnedBuffer split_io_;              // SplitTables' windows and splits
   PinnedBuffer run_count_;             // BlockRuns' and CutSplitBlocks' block counts
-  cudaEvent_t wait_event_ = nullptr;   // WaitFor's
   cudaEvent_t spin_event_ = nullptr;   // SpinWait's
   std::vector<cudaEvent_t> plan_events_;
   uint64_t plan_count_ = 0;    // the last Run's plan entries (0: none to wait for)

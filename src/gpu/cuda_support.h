@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "accelkv/status.h"
+#include "gpu/gpu_util.h"
 #include "gpu/key_sort_device.h"
 
 namespace accelkv {
@@ -57,16 +58,11 @@ void Nap();
 template <typename Query, typename Block>
 cudaError_t WaitDevice(Query query, Block block) {
   const auto start = std::chrono::steady_clock::now();
-  const auto since = [&start] {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::steady_clock::now() - start)
-                                     .count());
-  };
   const bool nap = NapWaits();
   for (;;) {
     const cudaError_t e = query();
     if (e != cudaErrorNotReady) return e;
-    const uint64_t waited = since();
+    const uint64_t waited = MicrosSince(start);
     if (waited >= (nap ? kNapLimitMicros : kPollMicros)) break;
     if (waited >= kPollMicros) Nap();
   }
