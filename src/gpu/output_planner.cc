@@ -295,6 +295,87 @@ Status OutputPlanner::AddBlockRun(const BlockRun& b, bool* taken) {
   return Status::OK();
 }
 
+Status OutputPlanner::AddWholeBlock(const BlockRun& b, bool* taken) {
+  *taken = false;
+  if (table_ == nullptr || table_->props.num_entries == 0 || b.end <= b.first ||
+      prefix_next_ < next_multiple_) {
+    return Status::OK();  // Add would open a table, or not start a block at b.first
+  }
+  const PlanEntry& h = b.head;
+  const uint64_t max_size = spec_.compaction->max_output_file_size();
+  // Add's split-size decision before the head, by the bound it would use
+  // (one it would compute anew when at the limit: left to it).
+  EnsureSizeUpper();
+  if (size_upper_ >= max_size) return Status::OK();
+  const uint64_t n = b.end - b.first - 1;  // the run's entries
+  const uint64_t head_nominal = uint64_t{h.key_size} + h.value_size + 8;
+  const uint64_t upper_after_head = size_upper_ + MaxGrowth(h.key_size, h.value_size);
+  // Add's block-size guard for the head alone (n == 0: the block is the
+  // head), then AddBlockRun's tests over the whole block.
+  const uint64_t key_bytes = uint64_t{h.key_size} + b.key_bytes;
+  const uint64_t value_bytes = uint64_t{h.value_size} + b.value_bytes;
+  if (BlockBuilder::SizeBound(key_bytes, value_bytes, n + 1) > BlockBuilder::kMaxBlockSize) {
+    return Status::OK();
+  }
+  const uint64_t nominal = b.key_bytes + b.value_bytes + 8 * n;  // the run's
+  const uint64_t last_nominal = uint64_t{b.last_key_size} + b.last_value_size + 8;
+  const uint64_t bs = spec_.table_options.block_size;
+  const uint64_t prefix_after_head = prefix_next_ + head_nominal;
+  const uint64_t multiple_after_head = (prefix_next_ / bs + 1) * bs;
+  if (n > 0) {
+    const uint64_t last_growth = 4 * uint64_t{b.last_key_size} + b.last_value_size;
+    if (upper_after_head + (b.growth - last_growth) + (n - 1) * growth_fixed_ >= max_size ||
+        prefix_after_head + (nominal - last_nominal) >= multiple_after_head) {
+      return Status::OK();
+    }
+  }
+  // Every entry of b passed to the splitter with a size below the split
+  // size: the state Add's calls (then AddBlockRun's) would leave, or none.
+  if (n == 0 ? !splitter_.SkipCounted(h.grandparents, h.boundaries)
+             : !splitter_.SkipCounted(b.last_grandparents, b.last_boundaries)) {
+    return Status::OK();
+  }
+  // Add(b.first, h) from its block flush on, then the run (AddBlockRun).
+  Status s = FlushBlock();
+  if (!s.ok()) return s;
+  TableProperties& props = table_->props;
+  const uint64_t sequence = h.trailer >> 8;
+  block_first_ = b.first;
+  block_.AddSized(h.key_size, h.value_size, h.shared);
+  if (table_->has_filter) {
+    table_->filter_keys += ((h.flags & kPlanSameUserKey) == 0 ? 1 : 0) + b.filter_keys;
+  }
+  props.num_entries += n + 1;
+  props.num_deletions +=
+      (static_cast<ValueType>(h.trailer & 0xff) == ValueType::kDeletion ? 1 : 0) + b.deletions;
+  props.raw_key_bytes += key_bytes;
+  props.raw_value_bytes += value_bytes;
+  props.smallest_seqno = std::min({props.smallest_seqno, sequence, b.smallest_seqno});
+  props.largest_seqno = std::max({props.largest_seqno, sequence, b.largest_seqno});
+  block_key_bytes_ = key_bytes;
+  block_value_bytes_ = value_bytes;
+  next_multiple_ = multiple_after_head;
+  size_upper_ = upper_after_head;
+  if (n == 0) {
+    prefix_prev_ = prefix_next_;
+    prefix_next_ = prefix_after_head;
+    last_key_size_ = h.key_size;
+    last_key_offset_ = h.key_offset;
+  } else {
+    block_.AddSizedRun(n, b.key_bytes, b.value_bytes, b.min_shared,
+                       (b.flags & kRunKeysOfFirstSize) != 0,
+                       (b.flags & kRunValuesOfFirstSize) != 0);
+    prefix_prev_ = prefix_after_head + (nominal - last_nominal);
+    prefix_next_ = prefix_after_head + nominal;
+    size_upper_ += b.growth + n * growth_fixed_;
+    last_key_size_ = b.last_key_size;
+    last_key_offset_ = b.last_key_offset;
+  }
+  last_ = b.end - 1;
+  *taken = true;
+  return Status::OK();
+}
+
 Status OutputPlanner::Finish() {
   if (table_ != nullptr) {
     Status s = FinishTable();

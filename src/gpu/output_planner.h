@@ -100,6 +100,21 @@ class OutputPlanner {
   // runs past the boundary rule).
   Status AddBlockRun(const BlockRun& b, bool* taken);
 
+  // Adds the whole of the device's block b (plan_common.h, BlockRun: its
+  // first entry, then its run) as Add(b.first, b.head) then AddBlockRun(b)
+  // would, and sets *taken, where nothing is left to decide: the open table
+  // has entries, b starts a block by the boundary rule and fits under
+  // kMaxBlockSize, the table's size bound stays below the split size
+  // before b's last entry, and the splitter stops at none of b's entries
+  // (OutputSplitter::SkipCounted). Else it changes nothing (*taken false)
+  // and the caller goes the way above, which decides (or finds the record
+  // out of step). The state after it is the one those calls leave (the
+  // executor tests check the output byte for byte); RangePlanner's path for
+  // a job whose blocks hold one entry each (4 KiB values: one record, one
+  // Add, one AddBlockRun and their checks per entry before). A failure is
+  // the previous block's, as FlushBlock reports it from Add.
+  Status AddWholeBlock(const BlockRun& b, bool* taken);
+
   // The tables started so far.
   size_t num_tables() const { return tables_.size(); }
 

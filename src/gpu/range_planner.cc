@@ -43,6 +43,20 @@ RangePlanner::RangePlanner(const JobInput& input, const KeySortOutput& sorted,
 
 Status RangePlanner::Plan() {
   for (uint64_t k = begin_; k < end_;) {
+    // A whole block inside the open table, where nothing is decided at
+    // its entries (no device split at or inside it); else the way below.
+    if (run_ != nullptr && k >= block_end_ && run_ != runs_end_ && run_->first == k &&
+        run_->end <= end_ && (split_ == splits_end_ || *split_ >= run_->end)) {
+      PrefetchLastKey();
+      bool taken = false;
+      Status s = planner_->AddWholeBlock(*run_, &taken);
+      if (!s.ok()) return s;
+      if (taken) {
+        k = block_end_ = run_->end;
+        ++run_;
+        continue;
+      }
+    }
     const BlockRun* b = nullptr;
     Status s = AddEntry(k, &b);
     if (!s.ok()) return s;
@@ -83,12 +97,7 @@ Status RangePlanner::AddEntry(uint64_t k, const BlockRun** b) {
   if (run_ != nullptr && k >= block_end_) {
     Status s = TakeRecord(k, b);
     if (!s.ok()) return s;
-    // Add reads the previous block's last key (its index entry) and
-    // AddBlockRun takes this one's; a later block's is asked for now, since
-    // the key arena is in input order (a miss per block).
-    if (runs_end_ - run_ > kRunPrefetch) {
-      __builtin_prefetch(input_.keys.key_arena + run_[kRunPrefetch].last_key_offset);
-    }
+    PrefetchLastKey();
     return planner_->Add(k, (*b)->head);
   }
   if (k >= ready_) {
@@ -98,6 +107,15 @@ Status RangePlanner::AddEntry(uint64_t k, const BlockRun** b) {
     if (!s.ok()) return s;
   }
   return planner_->Add(k);
+}
+
+void RangePlanner::PrefetchLastKey() const {
+  // Add reads the previous block's last key (its index entry) and
+  // AddBlockRun takes this one's; a later block's is asked for now, since
+  // the key arena is in input order (a miss per block).
+  if (runs_end_ - run_ > kRunPrefetch) {
+    __builtin_prefetch(input_.keys.key_arena + run_[kRunPrefetch].last_key_offset);
+  }
 }
 
 Status RangePlanner::TableStarted(uint64_t added, const BlockRun** b) {

@@ -44,6 +44,10 @@ class RangePlanner {
   // range's first table's, so the rest goes entry by entry (*b: nullptr).
   Status TableStarted(uint64_t added, const BlockRun** b);
 
+  // Asks for the last key of the block kRunPrefetch records after the
+  // next one, ahead of its block's flush.
+  void PrefetchLastKey() const;
+
   // The next record, which must start at k (else Corruption).
   Status TakeRecord(uint64_t k, const BlockRun** b);
 

@@ -429,7 +429,9 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
   // gives, expecting the GPU's files to equal the CPU's. Returns whether
   // the job split at all.
   bool ExpectSplitsAtTheExactLimit(test::GpuJob* job, uint64_t limit0, const std::string& trace,
-                                   const std::function<std::vector<const char*>(uint64_t)>& modes) {
+                                   const std::function<std::vector<const char*>(uint64_t)>& modes,
+                                   std::vector<GpuCompactionExecutor*> gpus = {}) {
+    if (gpus.empty()) gpus.push_back(gpu_.get());
     Compaction::Params params = job->compaction->params();
     params.grandparents.clear();  // splits by size only
     params.subcompaction_boundaries.clear();
@@ -447,12 +449,17 @@ class GpuExecutorTest : public testing::TestWithParam<std::string> {
         ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
         SCOPED_TRACE(trace + ", limit " + std::to_string(limit) + " (first output " +
                      std::to_string(f) + "), encode mode " + mode);
-        CompactionJobResult cpu_result, gpu_result;
-        std::map<uint64_t, std::string> cpu_files, gpu_files;
+        CompactionJobResult cpu_result;
+        std::map<uint64_t, std::string> cpu_files;
         EXPECT_TRUE(Run(&cpu_, *job, &cpu_result, &cpu_files).ok());
-        const Status s = Run(gpu_.get(), *job, &gpu_result, &gpu_files);
-        EXPECT_TRUE(s.ok()) << s.ToString();
-        EXPECT_TRUE(cpu_files == gpu_files);
+        for (size_t g = 0; g < gpus.size(); ++g) {
+          SCOPED_TRACE("executor " + std::to_string(g));
+          CompactionJobResult gpu_result;
+          std::map<uint64_t, std::string> gpu_files;
+          const Status s = Run(gpus[g], *job, &gpu_result, &gpu_files);
+          EXPECT_TRUE(s.ok()) << s.ToString();
+          EXPECT_TRUE(cpu_files == gpu_files);
+        }
       }
     }
     ::unsetenv("ACCELKV_GPU_ENCODE");
@@ -700,6 +707,75 @@ TEST_P(GpuExecutorTest, SplitDecisionsAtTheExactSizeLimitForEveryShape) {
     if (HasFailure()) return;
   }
   EXPECT_LE(20, checked);
+}
+
+// The planner adds each device block whole (OutputPlanner::AddWholeBlock)
+// until one of its entries is to be decided. With values larger than the
+// data block size (every block one entry) and smaller (a few entries a
+// block), tables split as the CPU executor splits them: at the exact size
+// limit, at limits under two entries' size (the bound is first computed at
+// a table's second entry), on grandparent overlap alone, and at
+// subcompaction boundaries; with and without device splits.
+TEST_P(GpuExecutorTest, WholeBlocksSplitWhereTheCpuDoes) {
+  Random rnd(test::TestSeed());
+  topt_.block_size = 256;
+  // Without device splits the planner decides each range's tables itself,
+  // the device's block records covering its first one.
+  GpuExecutorOptions options = options_;
+  options.device_split_min_bytes = ~uint64_t{0};
+  std::string reason;
+  std::unique_ptr<GpuCompactionExecutor> unsplit = NewExecutor(options, &reason);
+  ASSERT_NE(nullptr, unsplit) << reason;
+  int overlap_splits = 0;
+  for (int iter = 0; iter < 8; ++iter) {
+    SCOPED_TRACE("iteration " + std::to_string(iter));
+    test::GpuJobShape shape;
+    shape.allow_long_values = false;
+    shape.fixed_value_size = iter % 2 == 0 ? 300 + static_cast<int>(rnd.Uniform(200))
+                                           : 30 + static_cast<int>(rnd.Uniform(40));
+    shape.entries_per_file = 120;
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();
+    const uint64_t overlap = params.max_grandparent_overlap_bytes;
+    const struct {
+      uint64_t size;
+      uint64_t overlap;  // max_grandparent_overlap_bytes
+    } limits[] = {
+        {1, overlap}, {700, overlap}, {1100, overlap}, {9000, overlap}, {uint64_t{1} << 30, 1}};
+    for (const auto& limit : limits) {
+      params.max_output_file_size = limit.size;
+      params.max_grandparent_overlap_bytes = limit.overlap;
+      job.compaction = std::make_unique<Compaction>(params, &icmp_);
+      CompactionJobResult cpu_result;
+      std::map<uint64_t, std::string> cpu_files;
+      ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+      if (limit.overlap == 1 && cpu_files.size() > params.subcompaction_boundaries.size() + 1) {
+        ++overlap_splits;  // tables that end on grandparent overlap alone
+      }
+      for (const char* mode : {"device", "cpu"}) {
+        for (GpuCompactionExecutor* gpu : {gpu_.get(), unsplit.get()}) {
+          SCOPED_TRACE("limit " + std::to_string(limit.size) + ", overlap " +
+                       std::to_string(limit.overlap) + ", encode mode " + mode +
+                       (gpu == unsplit.get() ? ", no device splits" : ""));
+          ::setenv("ACCELKV_GPU_ENCODE", mode, 1);
+          CompactionJobResult gpu_result;
+          std::map<uint64_t, std::string> gpu_files;
+          const Status s = Run(gpu, job, &gpu_result, &gpu_files);
+          ::unsetenv("ACCELKV_GPU_ENCODE");
+          ASSERT_TRUE(s.ok()) << s.ToString();
+          EXPECT_TRUE(cpu_files == gpu_files);
+        }
+      }
+    }
+    EXPECT_TRUE(ExpectSplitsAtTheExactLimit(&job, 6000 + rnd.Uniform(6000),
+                                            "iteration " + std::to_string(iter),
+                                            [](uint64_t) {
+                                              return std::vector<const char*>{"device", "cpu"};
+                                            },
+                                            {gpu_.get(), unsplit.get()}));
+    if (HasFailure()) return;
+  }
+  EXPECT_LE(2, overlap_splits);
 }
 
 // Input files are read and output files written on several threads: a
