@@ -182,6 +182,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     for (cudaEvent_t e : chunk_events_) cudaEventDestroy(e);
     for (cudaEvent_t e : near_events_) cudaEventDestroy(e);
     for (cudaEvent_t e : timeline_events_) cudaEventDestroy(e);
+    for (cudaEvent_t e : mid_events_) cudaEventDestroy(e);
     if (timeline_origin_ != nullptr) cudaEventDestroy(timeline_origin_);
     if (keys_event_ != nullptr) cudaEventDestroy(keys_event_);
     if (spin_event_ != nullptr) cudaEventDestroy(spin_event_);
@@ -229,6 +230,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     timeline_ = timeline != nullptr && std::strcmp(timeline, "1") == 0;
     if (timeline_) {
       if (GrowEvents(&timeline_events_, 3, cudaEventDefault) != cudaSuccess ||
+          GrowEvents(&mid_events_, kMidEvents, cudaEventDefault) != cudaSuccess ||
           (timeline_origin_ == nullptr && cudaEventCreate(&timeline_origin_) != cudaSuccess) ||
           cudaEventRecord(timeline_origin_, side_staging_ ? stage_stream_ : stream_) !=
               cudaSuccess) {
@@ -251,6 +253,19 @@ class CudaKeySortDevice final : public KeySortDevice {
     if (timeline_) {
       (*stage_micros)["tl_chunk" + std::to_string(c) + what] += MicrosSince(timeline_host_);
     }
+  }
+  // With the timeline on, records mid event i on stream st; ReportMid adds
+  // the device's time of each recorded since the last report.
+  void MarkDevice(size_t i, cudaStream_t st) {
+    if (timeline_ && cudaEventRecord(mid_events_[i], st) == cudaSuccess) mid_marked_ |= 1u << i;
+  }
+  void ReportMid(std::map<std::string, uint64_t>* stage_micros) {
+    for (size_t i = 0; i < kMidEvents; ++i) {
+      if ((mid_marked_ & (1u << i)) != 0) {
+        (*stage_micros)[kMidEventNames[i]] += TimelineMicros(mid_events_[i]);
+      }
+    }
+    mid_marked_ = 0;
   }
   // Microseconds from the timeline's origin to event e (0 if unknown).
   uint64_t TimelineMicros(cudaEvent_t e) const {
@@ -521,6 +536,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("verify", mem.Alloc(&d_temp, scan_temp));
     ACCELKV_CUDA_TRY("verify", cudaEventRecord(events_[0], stream_));
     ACCELKV_CUDA_TRY("verify", Upload(d_spans, spans.data(), nb * sizeof(BlockSpan)));
+    MarkDevice(kCheckUploadEnd, stream_);
     // bad and fixed_min to ~0, fixed_max and max_key to 0 (the sums are
     // written by WriteDecodeBlocksKernel).
     static_assert(offsetof(CheckTotals, max_key) == offsetof(CheckTotals, fixed_max) + 8);
@@ -543,6 +559,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     const uint8_t* const view = KeysView();
     CheckBlocksKernel<<<Grid(nb), kThreads, 0, stream_>>>(view, d_spans, nb, d_shares, d_totals);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+    MarkDevice(kCheckKernelEnd, stream_);
     ACCELKV_CUDA_TRY(
         "verify", cub::DeviceScan::ExclusiveScan(d_temp, scan_temp, d_shares, d_before,
                                                  AddBlockSums(), BlockSums{0, 0, 0}, nb, stream_));
@@ -552,6 +569,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     PublishKernel<<<1, 32, 0, stream_>>>(reinterpret_cast<const unsigned long long*>(d_totals),
                                          d_mailbox_->check, 7);
     ACCELKV_CUDA_TRY("verify", cudaGetLastError());
+    MarkDevice(kCheckWriteEnd, stream_);
     // Every span's record comes back (at most nb have entries): one copy,
     // one wait, then the vector is cut to those that have. Sized here,
     // while the copies and kernels run (from the last job's size:
@@ -568,6 +586,7 @@ class CudaKeySortDevice final : public KeySortDevice {
         (*stage_micros)["tl_gather_end"] += TimelineMicros(events_[3]);
       }
       (*stage_micros)["tl_check_end"] += TimelineMicros(events_[1]);
+      ReportMid(stage_micros);
     }
     const uint64_t waited = MicrosSince(w);
     float ms = 0;
@@ -690,6 +709,7 @@ class CudaKeySortDevice final : public KeySortDevice {
       Mark(stage_micros, "run_stages");
     }
     Mark(stage_micros, "run_done");
+    ReportMid(stage_micros);  // BlockRuns' marks (their waits are done)
     if (s.ok() && in.keep_for_encode) {
       held_.Hold(in);
     } else {
@@ -2058,11 +2078,13 @@ class CudaKeySortDevice final : public KeySortDevice {
     ACCELKV_CUDA_TRY("plan", mem->Alloc(&d_runs, count));
     BlockRunsKernel<<<Grid(k), kThreads, 0, stream_>>>(d_plan, k, d_flags, d_ids, d_runs);
     ACCELKV_CUDA_TRY("plan", cudaGetLastError());
+    MarkDevice(kRunsKernelEnd, stream_);
     uint8_t* host_runs = nullptr;
     s = dst->Get(count * sizeof(BlockRun), "plan", &host_runs);
     if (!s.ok()) return s;
     ACCELKV_CUDA_TRY("plan", cudaMemcpyAsync(host_runs, d_runs, count * sizeof(BlockRun),
                                              cudaMemcpyDeviceToHost, stream_));
+    MarkDevice(kRunsCopied, stream_);
     ACCELKV_CUDA_TRY("plan", SpinWait());
     *runs = reinterpret_cast<const BlockRun*>(host_runs);
     *n = count;
@@ -2302,6 +2324,20 @@ class CudaKeySortDevice final : public KeySortDevice {
   cudaEvent_t timeline_origin_ = nullptr;
   std::chrono::steady_clock::time_point timeline_host_;
   std::vector<cudaEvent_t> timeline_events_;
+  // The timeline's marks inside the middle's device calls (MarkDevice).
+  enum MidEvent : size_t {
+    kCheckUploadEnd,
+    kCheckKernelEnd,
+    kCheckWriteEnd,
+    kRunsKernelEnd,
+    kRunsCopied,
+    kMidEvents
+  };
+  static constexpr const char* kMidEventNames[kMidEvents] = {
+      "tl_check_upload_end", "tl_check_kernel_end", "tl_check_write_end", "tl_runs_kernel_end",
+      "tl_runs_copied"};
+  std::vector<cudaEvent_t> mid_events_;
+  uint32_t mid_marked_ = 0;           // the mid events recorded since ReportMid
   cudaEvent_t keys_event_ = nullptr;  // DecodeStages: the keys' copies after the kernel
   bool keys_pending_ = false;         // those copies may still run (DrainCopiesBack)
   // PlanStage's copies of the plan back, in parts (QueuePlanCopies), each

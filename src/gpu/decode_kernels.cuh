@@ -214,20 +214,29 @@ struct CheckTotals {
 
 // One thread per span: its CheckDataBlock, its share of the sums (scanned
 // next, into each block's key base and first entry), and the totals'
-// lowest failure and fixed key sizes through atomics.
+// lowest failure and fixed key sizes through atomics (the sizes one per
+// warp).
 __global__ void CheckBlocksKernel(const uint8_t* arena, const BlockSpan* spans, uint64_t nb,
                                   BlockSums* shares, CheckTotals* totals) {
   const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
-  if (i >= nb) return;
-  BlockLayout l;
-  const uint32_t code = CheckDataBlock(arena + spans[i].offset, spans[i].size, &l);
-  shares[i] = BlockShare(code, l);
-  if (code != kDataBlockOk) {
-    atomicMin(&totals->bad, static_cast<unsigned long long>((i << 8) | code));
-  } else if (l.n > 0) {
-    const auto fixed = static_cast<unsigned long long>(FixedKeySize(l));
-    atomicMin(&totals->fixed_min, fixed);
-    atomicMax(&totals->fixed_max, fixed);
+  unsigned long long fixed_min = ~0ull;  // the identities of min and max
+  unsigned long long fixed_max = 0;
+  if (i < nb) {
+    BlockLayout l;
+    const uint32_t code = CheckDataBlock(arena + spans[i].offset, spans[i].size, &l);
+    shares[i] = BlockShare(code, l);
+    if (code != kDataBlockOk) {
+      atomicMin(&totals->bad, static_cast<unsigned long long>((i << 8) | code));
+    } else if (l.n > 0) {
+      fixed_min = fixed_max = static_cast<unsigned long long>(FixedKeySize(l));
+    }
+  }
+  // Every lane of the warp reaches here (kThreads is a multiple of 32).
+  fixed_min = WarpMin(fixed_min);
+  fixed_max = WarpMax(fixed_max);
+  if ((threadIdx.x & 31u) == 0) {
+    if (fixed_min != ~0ull) atomicMin(&totals->fixed_min, fixed_min);
+    if (fixed_max != 0) atomicMax(&totals->fixed_max, fixed_max);
   }
 }
 
@@ -241,16 +250,20 @@ __global__ void WriteDecodeBlocksKernel(const uint8_t* arena, const BlockSpan* s
                                         const BlockSums* before, DecodeBlock* blocks,
                                         CheckTotals* totals) {
   const uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
-  if (i >= nb) return;
-  BlockLayout l;
-  const uint32_t code = CheckDataBlock(arena + spans[i].offset, spans[i].size, &l);
-  const BlockSums b = before[i];
-  if (code == kDataBlockOk && l.n > 0) {
-    const DecodeBlock d = MakeDecodeBlock(spans[i].offset, l, b.key_bytes, b.entries);
-    blocks[b.blocks] = d;
-    atomicMax(&totals->max_key, static_cast<unsigned long long>(AverageKeySize(d)));
+  unsigned long long max_key = 0;  // the identity of max
+  if (i < nb) {
+    BlockLayout l;
+    const uint32_t code = CheckDataBlock(arena + spans[i].offset, spans[i].size, &l);
+    const BlockSums b = before[i];
+    if (code == kDataBlockOk && l.n > 0) {
+      const DecodeBlock d = MakeDecodeBlock(spans[i].offset, l, b.key_bytes, b.entries);
+      blocks[b.blocks] = d;
+      max_key = AverageKeySize(d);
+    }
+    if (i + 1 == nb) totals->sums = AddBlockSums()(b, BlockShare(code, l));
   }
-  if (i + 1 == nb) totals->sums = AddBlockSums()(b, BlockShare(code, l));
+  max_key = WarpMax(max_key);  // every lane of the warp reaches here
+  if ((threadIdx.x & 31u) == 0 && max_key != 0) atomicMax(&totals->max_key, max_key);
 }
 
 }  // namespace

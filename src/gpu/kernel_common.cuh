@@ -63,6 +63,21 @@ __global__ void UploadKernel(uint8_t* dst, const uint8_t* src, uint64_t n) {
   }
 }
 
+// The least and the greatest of v over the warp's 32 lanes, in every lane
+// (every lane calls it). Kernels that fold a value per thread into one
+// total reduce it per warp first: with an atomic per thread on one address
+// (59,000 blocks of a 231 MB job), CheckBlocksKernel took 92 us on the H200
+// and WriteDecodeBlocksKernel about 65; with one per warp 13 and 33
+// (bench/results/2026-11-28-h200-check-atomics.md).
+__device__ inline unsigned long long WarpMin(unsigned long long v) {
+  for (int d = 16; d > 0; d >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, d));
+  return v;
+}
+__device__ inline unsigned long long WarpMax(unsigned long long v) {
+  for (int d = 16; d > 0; d >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, d));
+  return v;
+}
+
 __global__ void PublishKernel(const unsigned long long* src, unsigned long long* dst,
                               uint32_t words) {
   if (threadIdx.x < words) dst[threadIdx.x] = src[threadIdx.x];
