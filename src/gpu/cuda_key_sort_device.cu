@@ -228,6 +228,7 @@ class CudaKeySortDevice final : public KeySortDevice {
     // (docs/GPU.md, "Stats": tl_*), from an event recorded here.
     const char* timeline = std::getenv("ACCELKV_GPU_TIMELINE");
     timeline_ = timeline != nullptr && std::strcmp(timeline, "1") == 0;
+    mid_marked_ = 0;  // none left from a job that failed before its report
     if (timeline_) {
       if (GrowEvents(&timeline_events_, 3, cudaEventDefault) != cudaSuccess ||
           GrowEvents(&mid_events_, kMidEvents, cudaEventDefault) != cudaSuccess ||
