@@ -80,6 +80,10 @@ struct StagingCounts {
   // the second table start, 2 moves it one entry later.
   uint64_t table_starts = 0;
   int alter_split = 0;
+  // True: Run merges the middle block record with the next one (as if the
+  // device had cut one block where the rule cuts two) before the planner
+  // sees them.
+  bool merge_runs = false;
   // When >= 0: each EncodeBlocks call first encodes with a landed that
   // stops after chunk encode_probe_stop, keeping the chunks it was handed
   // and its status, then encodes again for the executor.
@@ -274,6 +278,7 @@ class CountingDevice final : public gpu::KeySortDevice {
                              std::to_string(staging_->runs));
     }
     Status s = inner_->Run(in, out, stage_micros);
+    if (s.ok() && staging_->merge_runs && out->num_runs >= 2) MergeMiddleRuns(out);
     staging_->table_starts = out->table_starts.size();
     if (s.ok() && staging_->alter_split != 0 && out->table_starts.size() >= 2) {
       if (staging_->alter_split == 1) {
@@ -286,7 +291,35 @@ class CountingDevice final : public gpu::KeySortDevice {
   }
 
  private:
+  // StagingCounts::merge_runs: the records from a copy in which record j
+  // (the middle one) also holds record j + 1's entries, its sums theirs.
+  void MergeMiddleRuns(gpu::KeySortOutput* out) {
+    runs_.assign(out->runs, out->runs + out->num_runs);
+    const size_t j = runs_.size() / 2 - 1;
+    gpu::BlockRun& a = runs_[j];
+    const gpu::BlockRun& b = runs_[j + 1];
+    a.key_bytes += b.head.key_size + b.key_bytes;
+    a.value_bytes += b.head.value_size + b.value_bytes;
+    a.growth += 4 * uint64_t{b.head.key_size} + b.head.value_size + b.growth;
+    a.smallest_seqno = std::min({a.smallest_seqno, b.head.trailer >> 8, b.smallest_seqno});
+    a.largest_seqno = std::max({a.largest_seqno, b.head.trailer >> 8, b.largest_seqno});
+    a.min_shared = std::min({a.min_shared, b.head.shared, b.min_shared});
+    a.filter_keys += ((b.head.flags & gpu::kPlanSameUserKey) == 0 ? 1 : 0) + b.filter_keys;
+    a.deletions += ((b.head.trailer & 0xff) == 0 ? 1 : 0) + b.deletions;
+    a.end = b.end;
+    a.last_key_offset = b.last_key_offset;
+    a.last_key_size = b.last_key_size;
+    a.last_value_size = b.last_value_size;
+    a.last_grandparents = b.last_grandparents;
+    a.last_boundaries = b.last_boundaries;
+    a.flags = 0;
+    runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(j + 1));
+    out->runs = runs_.data();
+    out->num_runs = runs_.size();
+  }
+
   const std::unique_ptr<gpu::KeySortDevice> inner_;
+  std::vector<gpu::BlockRun> runs_;  // MergeMiddleRuns' records
   std::mutex plan_mu_;
   int* const encode_calls_;
   StagingCounts* const staging_;
@@ -1373,6 +1406,44 @@ TEST_P(GpuExecutorTest, DeviceSplitThatDisagreesIsCorruptionWithNoFiles) {
   ::unsetenv("ACCELKV_GPU_ENCODE");
   EXPECT_EQ(cpu_files.size(), staging_.table_starts);
   EXPECT_TRUE(cpu_files == gpu_files);
+}
+
+// The planner checks each device block record against the boundary rule:
+// a record holding two blocks' entries (one block where the rule cuts two)
+// fails the job with Corruption and nothing written, whether its blocks
+// hold one entry each (AddWholeBlock's case) or several; the next job is
+// byte-identical to the CPU executor.
+TEST_P(GpuExecutorTest, DeviceBlockLongerThanTheRuleIsCorruptionWithNoFiles) {
+  Random rnd(test::TestSeed());
+  topt_.block_size = 256;
+  ::setenv("ACCELKV_GPU_ENCODE", "device", 1);
+  for (const int value_size : {400, 40}) {
+    SCOPED_TRACE("values of " + std::to_string(value_size) + " bytes");
+    test::GpuJobShape shape;
+    shape.allow_long_values = false;
+    shape.fixed_value_size = value_size;
+    test::GpuJob job = NewJob(&rnd, shape);
+    Compaction::Params params = job.compaction->params();  // one range, one table
+    params.subcompaction_boundaries.clear();
+    params.grandparents.clear();
+    params.max_output_file_size = uint64_t{1} << 30;
+    job.compaction = std::make_unique<Compaction>(params, &icmp_);
+    staging_.merge_runs = true;
+    CompactionJobResult result;
+    std::map<uint64_t, std::string> files;
+    const Status s = Run(gpu_.get(), job, &result, &files);
+    staging_.merge_runs = false;
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("boundary rule")) << s.ToString();
+    EXPECT_TRUE(result.outputs.empty());
+    EXPECT_EQ(0, test::CountOutputFiles(env_.get(), dbname_));
+    CompactionJobResult cpu_result, gpu_result;
+    std::map<uint64_t, std::string> cpu_files, gpu_files;
+    ASSERT_TRUE(Run(&cpu_, job, &cpu_result, &cpu_files).ok());
+    ASSERT_TRUE(Run(gpu_.get(), job, &gpu_result, &gpu_files).ok());
+    EXPECT_TRUE(cpu_files == gpu_files);
+  }
+  ::unsetenv("ACCELKV_GPU_ENCODE");
 }
 
 TEST_P(GpuExecutorTest, RepeatedFailuresMarkUnhealthy) {
