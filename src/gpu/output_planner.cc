@@ -64,7 +64,6 @@ Status OutputPlanner::Add(uint64_t k, const PlanEntry& e) {
   const uint64_t shared = e.shared;
   const bool same_user_key = (e.flags & kPlanSameUserKey) != 0;
   const uint64_t sequence = e.trailer >> 8;
-  const auto type = static_cast<ValueType>(e.trailer & 0xff);
   // The exact estimate only where the O(1) bound reaches the split size
   // (OutputSplitter::OutputBytes: the decision is the exact one's). The
   // splitter compares current with max_output_file_size only, so while
@@ -89,7 +88,6 @@ Status OutputPlanner::Add(uint64_t k, const PlanEntry& e) {
   }
   if (table_ == nullptr) StartTable();
 
-  const uint64_t entry_size = key_size + value_size + 8;
   TableProperties& p = table_->props;
   if (p.num_entries > 0) {
     // TableBuilder's rule floor(P_i / B) != floor(P_{i-1} / B), with
@@ -114,15 +112,23 @@ Status OutputPlanner::Add(uint64_t k, const PlanEntry& e) {
     // TableBuilder fails such a job; the CPU executor reruns it and says so.
     return Status::NotSupported("gpu: encode: entry too large for a block");
   }
+  AppendEntry(k, e);
+  return Status::OK();
+}
+
+void OutputPlanner::AppendEntry(uint64_t k, const PlanEntry& e) {
+  const uint64_t key_size = e.key_size;
+  const uint32_t value_size = e.value_size;
+  const uint64_t sequence = e.trailer >> 8;
   prefix_prev_ = prefix_next_;
-  prefix_next_ += entry_size;
+  prefix_next_ += key_size + value_size + 8;
   if (prefix_prev_ >= next_multiple_) {
     const uint64_t bs = spec_.table_options.block_size;
     next_multiple_ = (prefix_prev_ / bs + 1) * bs;
   }
 
-  if (n == 0) block_first_ = k;
-  block_.AddSized(key_size, value_size, shared);
+  if (block_.empty()) block_first_ = k;
+  block_.AddSized(key_size, value_size, e.shared);
   block_key_bytes_ += key_size;
   block_value_bytes_ += value_size;
 
@@ -131,16 +137,18 @@ Status OutputPlanner::Add(uint64_t k, const PlanEntry& e) {
   last_key_offset_ = e.key_offset;
   // FilterBuilder::AddKey skips a repeated user key (the table's first
   // key is always added); the device sets the bits (FilterKeyHash).
-  if (table_->has_filter && (!same_user_key || p.num_entries == 0)) table_->filter_keys++;
+  TableProperties& p = table_->props;
+  if (table_->has_filter && ((e.flags & kPlanSameUserKey) == 0 || p.num_entries == 0)) {
+    table_->filter_keys++;
+  }
   p.num_entries++;
-  if (type == ValueType::kDeletion) p.num_deletions++;
+  if (static_cast<ValueType>(e.trailer & 0xff) == ValueType::kDeletion) p.num_deletions++;
   p.raw_key_bytes += key_size;
   p.raw_value_bytes += value_size;
   p.smallest_seqno = std::min(p.smallest_seqno, sequence);
   p.largest_seqno = std::max(p.largest_seqno, sequence);
-  // The bound before the next entry (invalid after StartTable above).
+  // The bound before the next entry (invalid after StartTable).
   if (size_upper_valid_) size_upper_ += MaxGrowth(key_size, value_size);
-  return Status::OK();
 }
 
 void OutputPlanner::EnsureSizeUpper() {
@@ -273,6 +281,15 @@ Status OutputPlanner::AddBlockRun(const BlockRun& b, bool* taken) {
     return Status::Corruption("gpu: plan: device block longer than the boundary rule's");
   }
   if (!splitter_.SkipCounted(b.last_grandparents, b.last_boundaries)) return Status::OK();
+  TakeRun(b);
+  *taken = true;
+  return Status::OK();
+}
+
+void OutputPlanner::TakeRun(const BlockRun& b) {
+  const uint64_t n = b.end - b.first - 1;
+  const uint64_t nominal = b.key_bytes + b.value_bytes + 8 * n;
+  const uint64_t last_nominal = uint64_t{b.last_key_size} + b.last_value_size + 8;
   block_.AddSizedRun(n, b.key_bytes, b.value_bytes, b.min_shared,
                      (b.flags & kRunKeysOfFirstSize) != 0, (b.flags & kRunValuesOfFirstSize) != 0);
   TableProperties& props = table_->props;
@@ -283,16 +300,14 @@ Status OutputPlanner::AddBlockRun(const BlockRun& b, bool* taken) {
   props.raw_value_bytes += b.value_bytes;
   props.smallest_seqno = std::min(props.smallest_seqno, b.smallest_seqno);
   props.largest_seqno = std::max(props.largest_seqno, b.largest_seqno);
-  block_key_bytes_ = key_bytes;
-  block_value_bytes_ = value_bytes;
+  block_key_bytes_ += b.key_bytes;
+  block_value_bytes_ += b.value_bytes;
   prefix_prev_ = prefix_next_ + (nominal - last_nominal);
   prefix_next_ += nominal;
   size_upper_ += b.growth + n * growth_fixed_;
   last_ = b.end - 1;
   last_key_size_ = b.last_key_size;
   last_key_offset_ = b.last_key_offset;
-  *taken = true;
-  return Status::OK();
 }
 
 Status OutputPlanner::AddWholeBlock(const BlockRun& b, bool* taken) {
@@ -338,40 +353,8 @@ Status OutputPlanner::AddWholeBlock(const BlockRun& b, bool* taken) {
   // Add(b.first, h) from its block flush on, then the run (AddBlockRun).
   Status s = FlushBlock();
   if (!s.ok()) return s;
-  TableProperties& props = table_->props;
-  const uint64_t sequence = h.trailer >> 8;
-  block_first_ = b.first;
-  block_.AddSized(h.key_size, h.value_size, h.shared);
-  if (table_->has_filter) {
-    table_->filter_keys += ((h.flags & kPlanSameUserKey) == 0 ? 1 : 0) + b.filter_keys;
-  }
-  props.num_entries += n + 1;
-  props.num_deletions +=
-      (static_cast<ValueType>(h.trailer & 0xff) == ValueType::kDeletion ? 1 : 0) + b.deletions;
-  props.raw_key_bytes += key_bytes;
-  props.raw_value_bytes += value_bytes;
-  props.smallest_seqno = std::min({props.smallest_seqno, sequence, b.smallest_seqno});
-  props.largest_seqno = std::max({props.largest_seqno, sequence, b.largest_seqno});
-  block_key_bytes_ = key_bytes;
-  block_value_bytes_ = value_bytes;
-  next_multiple_ = multiple_after_head;
-  size_upper_ = upper_after_head;
-  if (n == 0) {
-    prefix_prev_ = prefix_next_;
-    prefix_next_ = prefix_after_head;
-    last_key_size_ = h.key_size;
-    last_key_offset_ = h.key_offset;
-  } else {
-    block_.AddSizedRun(n, b.key_bytes, b.value_bytes, b.min_shared,
-                       (b.flags & kRunKeysOfFirstSize) != 0,
-                       (b.flags & kRunValuesOfFirstSize) != 0);
-    prefix_prev_ = prefix_after_head + (nominal - last_nominal);
-    prefix_next_ = prefix_after_head + nominal;
-    size_upper_ += b.growth + n * growth_fixed_;
-    last_key_size_ = b.last_key_size;
-    last_key_offset_ = b.last_key_offset;
-  }
-  last_ = b.end - 1;
+  AppendEntry(b.first, h);
+  if (n > 0) TakeRun(b);
   *taken = true;
   return Status::OK();
 }

@@ -157,6 +157,16 @@ class OutputPlanner {
   // Makes size_upper_ valid: the bound Add computes before an entry.
   void EnsureSizeUpper();
 
+  // Add's part after its decisions (the table open, the block flushed if
+  // the entry starts one, the guard passed): kept entry k, e its
+  // PlanEntry, into the open block and table. Add and AddWholeBlock.
+  void AppendEntry(uint64_t k, const PlanEntry& e);
+
+  // AddBlockRun's part after its tests: the run of b (its entries after
+  // the first, at least one) into the open block and table. AddBlockRun
+  // and AddWholeBlock.
+  void TakeRun(const BlockRun& b);
+
   void StartTable();
 
   void ResetBlock();
