@@ -1,5 +1,5 @@
 // The GPU compaction executor inside a database (docs/GPU.md, "Decision
-// policy" and "Failures"): forced GPU compactions produce what the oracle
+// policy" and "Faults"): forced GPU compactions produce what the oracle
 // says, a failure at any GPU stage reruns the job on the CPU and loses
 // nothing (also a failed encode after some outputs were written: jobs are
 // encoded one table per chunk here), and Open reports the GPU status in LOG and accelkv.stats.
