@@ -116,8 +116,10 @@ std::string DBImpl::StatsString() {
       gpu_executor_ != nullptr ? gpu_executor_->GetStats() : GpuExecutorStats();
   if (gpu.peak_pinned_host_bytes > 0) {
     AppendF(&out,
-            "GPU pinned host memory (all GPU executors of the process): %.1f MiB, peak %.1f MiB\n",
-            MiB(gpu.pinned_host_bytes), MiB(gpu.peak_pinned_host_bytes));
+            "GPU pinned host memory (all GPU executors of the process): %.1f MiB, peak %.1f MiB, "
+            "%" PRIu64 " regions pinned (%.1f MiB in all)\n",
+            MiB(gpu.pinned_host_bytes), MiB(gpu.peak_pinned_host_bytes), gpu.pinned_host_maps,
+            MiB(gpu.pinned_host_mapped_bytes));
   }
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,
@@ -187,13 +189,14 @@ std::string DBImpl::StatsJson() {
           ",\"trivial_moves\":%" PRIu64 ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64
           ",\"stall_micros\":%" PRIu64 ",\"slowdown_micros\":%" PRIu64
           ",\"gpu\":\"%s\",\"gpu_pinned_host_bytes\":%" PRIu64
-          ",\"gpu_peak_pinned_host_bytes\":%" PRIu64 ",\"executors\":{",
+          ",\"gpu_peak_pinned_host_bytes\":%" PRIu64 ",\"gpu_pinned_host_maps\":%" PRIu64
+          ",\"gpu_pinned_host_mapped_bytes\":%" PRIu64 ",\"executors\":{",
           stats_.user_bytes_written, stats_.user_writes, stats_.combined_groups,
           stats_.wal_bytes_written, stats_.wal_syncs, stats_.flushes, stats_.flush_bytes_written,
           stats_.flush_dropped_entries, stats_.CompactionBytesWritten(), stats_.trivial_moves,
           stats_.WriteAmplification(), stats_.stall_count, stats_.stall_micros,
           stats_.slowdown_micros, JsonEscaped(gpu_status_).c_str(), gpu.pinned_host_bytes,
-          gpu.peak_pinned_host_bytes);
+          gpu.peak_pinned_host_bytes, gpu.pinned_host_maps, gpu.pinned_host_mapped_bytes);
   bool first = true;
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,

@@ -309,6 +309,8 @@ GpuExecutorStats GpuCompactionExecutor::GetStats() const {
   const gpu::PinnedPool::Stats pinned = device_->PinnedHostStats();
   stats.pinned_host_bytes = pinned.pinned_bytes;
   stats.peak_pinned_host_bytes = pinned.peak_pinned_bytes;
+  stats.pinned_host_maps = pinned.maps;
+  stats.pinned_host_mapped_bytes = pinned.mapped_bytes;
   return stats;
 }
 

@@ -169,6 +169,11 @@ struct GpuExecutorStats {
   // pool, pinned_pool.h): mapped now and at most; 0 on the host device.
   uint64_t pinned_host_bytes = 0;
   uint64_t peak_pinned_host_bytes = 0;
+  // Regions the pool mapped (pinned) so far, and their bytes in all: a
+  // pool that keeps remapping shows here, since pinning costs CPU time by
+  // the byte.
+  uint64_t pinned_host_maps = 0;
+  uint64_t pinned_host_mapped_bytes = 0;
 };
 
 class GpuCompactionExecutor final : public CompactionExecutor {

@@ -48,17 +48,22 @@ void PinnedPool::EvictFreeOver(uint64_t limit, size_t below, std::vector<Region>
   }
 }
 
+size_t PinnedPool::BestFit(size_t bytes) const {
+  size_t best = free_.size();
+  for (size_t i = 0; i < free_.size(); ++i) {
+    const size_t b = free_[i].bytes;
+    if (b < bytes || (b > kSmallRegion && b / kMaxSlack > bytes)) continue;
+    if (best == free_.size() || b < free_[best].bytes) best = i;
+  }
+  return best;
+}
+
 PinnedPool::Region PinnedPool::Take(size_t min_bytes, size_t want_bytes) {
   want_bytes = std::max(want_bytes, min_bytes);
   std::vector<Region> unmap;
   {
     std::lock_guard<std::mutex> l(mu_);
-    size_t best = free_.size();
-    for (size_t i = 0; i < free_.size(); ++i) {
-      const size_t b = free_[i].bytes;
-      if (b < min_bytes || (b > kSmallRegion && b / kMaxSlack > min_bytes)) continue;
-      if (best == free_.size() || b < free_[best].bytes) best = i;
-    }
+    size_t best = BestFit(min_bytes);
     if (best < free_.size()) {
       const Region r = PopFree(free_.begin() + static_cast<std::ptrdiff_t>(best));
       AddInUse(r.bytes);
@@ -78,6 +83,7 @@ PinnedPool::Region PinnedPool::Take(size_t min_bytes, size_t want_bytes) {
   std::lock_guard<std::mutex> l(mu_);
   AddInUse(r.bytes);
   stats_.maps++;
+  stats_.mapped_bytes += r.bytes;
   stats_.pinned_bytes += r.bytes;
   stats_.peak_pinned_bytes = std::max(stats_.peak_pinned_bytes, stats_.pinned_bytes);
   return r;

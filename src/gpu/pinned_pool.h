@@ -59,6 +59,7 @@ class PinnedPool {
     uint64_t peak_pinned_bytes = 0;  // the most mapped at once
     uint64_t free_bytes = 0;         // mapped and not in use
     uint64_t maps = 0;               // regions mapped so far
+    uint64_t mapped_bytes = 0;       // their bytes, in all (pinning costs CPU by the byte)
   };
   // A region more than this many times the bytes asked for is not handed
   // out for them, unless it is at most kSmallRegion.
@@ -85,6 +86,9 @@ class PinnedPool {
 
  private:
   void Unmap(Region region);
+  // The index of the smallest free region of at least `bytes` that the
+  // slack rule allows for them (kMaxSlack), or free_.size() when none.
+  size_t BestFit(size_t bytes) const REQUIRES(mu_);
   // Takes a free region out of the free list.
   Region PopFree(std::vector<Region>::iterator it) REQUIRES(mu_);
   // Counts bytes taken into use (and the busiest moment's).

@@ -49,6 +49,7 @@ TEST_F(PinnedPoolTest, GivenRegionServesTheNextTake) {
   EXPECT_EQ(a.p, b.p);
   EXPECT_EQ(a.bytes, b.bytes);
   EXPECT_EQ(1u, pool.GetStats().maps);
+  EXPECT_EQ(12 * kMiB, pool.GetStats().mapped_bytes);  // the second Take mapped nothing
   EXPECT_EQ(0u, pool.GetStats().free_bytes);
   pool.Give(b);
 }
@@ -74,6 +75,7 @@ TEST_F(PinnedPoolTest, SmallestFittingRegionAndNoLargeRegionForASmallNeed) {
   EXPECT_NE(nullptr, n.p);
   EXPECT_EQ(12 * kMiB, n.bytes);
   EXPECT_EQ(4u, pool.GetStats().maps);
+  EXPECT_EQ((64 + 16 + 1 + 12) * kMiB, pool.GetStats().mapped_bytes);  // the unmapped one too
   EXPECT_EQ(3, live_maps.load());
   EXPECT_EQ(29 * kMiB, pool.GetStats().pinned_bytes);
   pool.Give(r);
