@@ -63,7 +63,10 @@ PinnedPool::Region PinnedPool::Take(size_t min_bytes, size_t want_bytes) {
   std::vector<Region> unmap;
   {
     std::lock_guard<std::mutex> l(mu_);
-    size_t best = BestFit(min_bytes);
+    // A region of the size wanted first (a buffer's own size, so its
+    // region of the last job), then one of the size needed.
+    size_t best = BestFit(want_bytes);
+    if (best == free_.size()) best = BestFit(min_bytes);
     if (best < free_.size()) {
       const Region r = PopFree(free_.begin() + static_cast<std::ptrdiff_t>(best));
       AddInUse(r.bytes);

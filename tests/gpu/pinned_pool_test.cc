@@ -106,6 +106,35 @@ TEST_F(PinnedPoolTest, GrownBufferLeavesNoStaleRegion) {
   pool.Give(other_again);
 }
 
+// A small job after a large one: each buffer asks for the bytes it needs
+// now (min) and its own size (want). It takes back a region of its own
+// size, not the smallest that fits its need: that one may be another
+// buffer's, which would then find none within the slack rule and pin a new
+// one, unmapping a free region the next buffer needs (in the database with
+// 16 subcompactions: 289 regions pinned in 107 jobs).
+TEST_F(PinnedPoolTest, SmallJobTakesEachBuffersOwnRegion) {
+  PinnedPool pool(memory_);
+  const size_t sizes[] = {450, 90, 150, 450};  // file arena, key arena, plan, output
+  std::vector<PinnedPool::Region> large;
+  for (size_t mb : sizes) large.push_back(pool.Take(mb * kMiB, mb * kMiB));
+  for (const PinnedPool::Region& r : large) pool.Give(r);
+  const size_t needs[] = {100, 20, 40, 100};
+  std::vector<PinnedPool::Region> small;
+  for (size_t i = 0; i < 4; ++i) small.push_back(pool.Take(needs[i] * kMiB, sizes[i] * kMiB));
+  EXPECT_EQ(4u, pool.GetStats().maps);
+  EXPECT_EQ((450 + 90 + 150 + 450) * kMiB, pool.GetStats().mapped_bytes);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(sizes[i] * kMiB, small[i].bytes) << i;
+  EXPECT_EQ(large[1].p, small[1].p);  // the one region of its size
+  EXPECT_EQ(large[2].p, small[2].p);
+  for (const PinnedPool::Region& r : small) pool.Give(r);
+  // Where no region of the size wanted is free, one of the size needed
+  // (within the slack rule) still serves.
+  const PinnedPool::Region grown = pool.Take(80 * kMiB, 700 * kMiB);
+  EXPECT_EQ(90 * kMiB, grown.bytes);
+  EXPECT_EQ(4u, pool.GetStats().maps);
+  pool.Give(grown);
+}
+
 // Two executors' jobs at once, then one at a time: the second job takes
 // what the first gave back instead of pinning its own.
 TEST_F(PinnedPoolTest, ExecutorsTakeTurnsOnTheSameRegions) {
