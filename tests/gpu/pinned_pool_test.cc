@@ -4,10 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <random>
 #include <thread>
 #include <vector>
+
+#if defined(ACCELKV_WITH_CUDA)
+#include "gpu/pinned_buffer.h"
+#endif
 
 namespace accelkv {
 namespace gpu {
@@ -181,6 +187,48 @@ TEST_F(PinnedPoolTest, FallsBackToTheExactSizeThenFails) {
   EXPECT_NE(nullptr, r.p);
   pool.Give(r);
 }
+
+#if defined(ACCELKV_WITH_CUDA)
+void* AlignedMap(size_t bytes) {
+  live_maps++;
+  return std::aligned_alloc(4096, (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096);
+}
+
+// A device's buffers (PinnedBuffer over the pool, as
+// KeySortDevice::ReleaseHostBuffers gives them back after each job) through
+// jobs of varying sizes: once each buffer reached its largest size, no job
+// pins a region. Asked by the bytes needed alone, the pool pinned 2.7
+// regions a job in the database with 16 subcompactions.
+TEST_F(PinnedPoolTest, BuffersOfVaryingJobsPinOnlyWhenOneGrows) {
+  PinnedPool pool(PinnedPool::Memory{&AlignedMap, &TestUnmap});
+  // The file arena, key arena, plan and output; the output is either the
+  // whole output or the smaller ring.
+  std::vector<std::unique_ptr<PinnedBuffer>> buffers;
+  for (int i = 0; i < 4; ++i) buffers.push_back(std::make_unique<PinnedBuffer>(&pool));
+  std::mt19937 rng(7);
+  std::vector<uint64_t> largest(buffers.size(), 0);
+  uint64_t growths = 0;
+  uint64_t maps_at_warm = 0;
+  for (int job = 0; job < 200; ++job) {
+    const uint64_t in = (8 + rng() % 56) * kMiB;  // 8-63 MiB of input
+    const bool ring = rng() % 2 == 0;
+    const uint64_t needs[] = {in, in * 15 / 100, in * 30 / 100,
+                              ring ? in * 45 / 100 : in * 90 / 100};
+    for (size_t b = 0; b < buffers.size(); ++b) {
+      uint8_t* p = nullptr;
+      ASSERT_TRUE(buffers[b]->Get(needs[b], "test", &p).ok());
+      p[needs[b] - 1] = 1;  // the bytes are there
+      if (job >= 20 && needs[b] > largest[b]) growths++;
+      largest[b] = std::max(largest[b], needs[b]);
+    }
+    for (auto& b : buffers) b->Release();
+    if (job == 19) maps_at_warm = pool.GetStats().maps;
+  }
+  // Each growth past a buffer's largest need may pin one region.
+  EXPECT_LE(pool.GetStats().maps - maps_at_warm, growths);
+  buffers.clear();
+}
+#endif
 
 // Many threads taking and giving at once (run under TSan in CI): every
 // region is handed to one taker at a time, and all are back at the end.
