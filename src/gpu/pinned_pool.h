@@ -28,8 +28,8 @@
 //   another's regions and each miss unmapped a region a later buffer of
 //   the same job needed: in the database with 16 subcompactions the pool
 //   pinned 39.7 GiB for 19.7 GiB compacted, 289 regions in 107 jobs,
-//   against 3.8 GiB and 28 regions with want first; bench/results/2026-11-28-h200-
-//   final-check.md.)
+//   against 3.8 GiB and 28 regions with want first:
+//   bench/results/2026-11-28-h200-final-check.md.)
 // - Give keeps a region for later Takes. While everything mapped (in use
 //   and free) exceeds the most bytes ever in use at once, it unmaps the
 //   smallest free regions: those a grown buffer left behind. So once its
