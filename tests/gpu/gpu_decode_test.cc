@@ -233,7 +233,6 @@ TEST(GpuDecodeCommonTest, LanesPerEntryGiveEachLaneAtMostEightBytesOfTheLargestA
 // even rounds the check stages it itself.
 TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
   Random rnd(test::TestSeed());
-  int failures = 0, too_many = 0, compressed = 0;
   for (int round = 0; round < 40; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     std::string arena_bytes;
@@ -241,6 +240,9 @@ TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
     const int nb = 1 + static_cast<int>(rnd.Uniform(round % 4 == 0 ? 3000 : 40));
     // Every block of a round has fixed keys of one size in rounds 5, 10, ...
     const bool fixed_round = round % 5 == 0;
+    // Odd rounds spoil one block of each kind in turn (a count of kinds met
+    // by chance fell short for a seed), and others at random.
+    const int spoiled = round % 2 == 1 ? static_cast<int>(rnd.Uniform(nb)) : -1;
     for (int b = 0; b < nb; ++b) {
       BlockBuilder builder;
       if (fixed_round) {  // internal keys of 16 bytes, ascending
@@ -256,10 +258,10 @@ TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
         for (const auto& [k, v] : e) builder.Add(k, v);
       }
       std::string contents = builder.Finish().ToString();
-      const bool bad = round % 2 == 1 && rnd.OneIn(static_cast<uint32_t>(nb));
+      const bool bad = b == spoiled || (round % 2 == 1 && rnd.OneIn(static_cast<uint32_t>(nb)));
       char trailer = 0;
       if (bad) {
-        switch (rnd.Uniform(4)) {
+        switch (b == spoiled ? round / 2 % 4 : rnd.Uniform(4)) {
           case 0:  // a footer word (n, P, key width or value width)
             contents[contents.size() - 16 + rnd.Uniform(16)] ^= static_cast<char>(0x81);
             break;
@@ -270,12 +272,10 @@ TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
             break;
           case 2:
             trailer = 1;
-            ++compressed;
             break;
           default: {  // five entries of empty keys and values: no array, no byte
             contents.assign(16, '\0');
             contents[0] = 5;
-            ++too_many;
             break;
           }
         }
@@ -306,7 +306,12 @@ TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
         fixed = gpu::TableBlocks::MergeFixedKeySize(fixed, f);
       }
     }
-    if (bad_block != ~uint64_t{0}) ++failures;
+    // The spoiled block or one before it fails, but for a flipped end
+    // offset: offsets still ascending and in range describe a block (its
+    // checksum, not its layout, finds that).
+    if (spoiled >= 0 && round / 2 % 4 != 1) {
+      EXPECT_GE(static_cast<uint64_t>(spoiled), bad_block) << "kind " << round / 2 % 4;
+    }
     if (fixed_round && bad_block == ~uint64_t{0}) {
       EXPECT_EQ(16u, fixed);
     }
@@ -355,10 +360,6 @@ TEST_P(GpuDecodeTest, CheckBlocksAgreesWithTheCpuOnEveryBlock) {
     }
     device_->CancelStaging();
   }
-  // Each kind of failure was met, and the first failing block won.
-  EXPECT_LT(5, failures);
-  EXPECT_LT(0, too_many);
-  EXPECT_LT(0, compressed);
 }
 
 // The checks beyond the layout, and their order: a compressed trailer
