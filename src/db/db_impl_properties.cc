@@ -107,8 +107,19 @@ std::string DBImpl::StatsString() {
           MiB(stats_.CompactionBytesWritten()), stats_.trivial_moves);
   AppendF(&out, "Write amplification (table bytes written / user bytes): %.2f\n",
           stats_.WriteAmplification());
-  AppendF(&out, "Stalls: %" PRIu64 " stops, %.3f s stopped, %.3f s slowed down\n",
-          stats_.stall_count, stats_.stall_micros / 1e6, stats_.slowdown_micros / 1e6);
+  const StallStats stalls = stats_.TotalStalls();
+  AppendF(&out, "Stalls: %" PRIu64 " stops, %.3f s stopped, %.3f s slowed down\n", stalls.stops,
+          stalls.stop_micros / 1e6, stalls.slowdown_micros / 1e6);
+  out += "Stall causes:";
+  for (int c = 0; c < kNumStallCauses; c++) {
+    const StallStats& st = stats_.stalls[c];
+    AppendF(&out, "%s %s %" PRIu64 " stops (%.3f s)", c == 0 ? "" : ";", StallCauseName(c),
+            st.stops, st.stop_micros / 1e6);
+    if (c != kStallMemtables) {
+      AppendF(&out, ", %" PRIu64 " slowdowns (%.3f s)", st.slowdowns, st.slowdown_micros / 1e6);
+    }
+  }
+  out += "\n";
   AppendF(&out, "Pending compaction bytes (estimate): %.1f MiB\n",
           MiB(versions_->EstimatedPendingCompactionBytes()));
   out += gpu_status_ + "\n";
@@ -181,22 +192,35 @@ std::string DBImpl::StatsJson() {
         static_cast<uint64_t>(versions_->NumLevelBytes(level)), versions_->CompactionScore(level),
         s.compactions, s.bytes_read_level + s.bytes_read_next_level, s.bytes_written, s.micros);
   }
+  const StallStats stalls = stats_.TotalStalls();
+  std::string causes;  // "name":{"stops":..,"stop_micros":..,"slowdowns":..,"slowdown_micros":..}
+  for (int c = 0; c < kNumStallCauses; c++) {
+    const StallStats& st = stats_.stalls[c];
+    AppendF(&causes,
+            "%s\"%s\":{\"stops\":%" PRIu64 ",\"stop_micros\":%" PRIu64 ",\"slowdowns\":%" PRIu64
+            ",\"slowdown_micros\":%" PRIu64 "}",
+            c == 0 ? "" : ",", StallCauseName(c), st.stops, st.stop_micros, st.slowdowns,
+            st.slowdown_micros);
+  }
   AppendF(&out,
           "],\"user_bytes_written\":%" PRIu64 ",\"user_writes\":%" PRIu64
           ",\"combined_groups\":%" PRIu64 ",\"wal_bytes_written\":%" PRIu64
           ",\"wal_syncs\":%" PRIu64 ",\"flushes\":%" PRIu64 ",\"flush_bytes_written\":%" PRIu64
           ",\"flush_dropped_entries\":%" PRIu64 ",\"compaction_bytes_written\":%" PRIu64
           ",\"trivial_moves\":%" PRIu64 ",\"write_amplification\":%.4f,\"stall_count\":%" PRIu64
-          ",\"stall_micros\":%" PRIu64 ",\"slowdown_micros\":%" PRIu64
+          ",\"stall_micros\":%" PRIu64 ",\"slowdown_count\":%" PRIu64
+          ",\"slowdown_micros\":%" PRIu64
+          ",\"stall_causes\":{%s}"
           ",\"gpu\":\"%s\",\"gpu_pinned_host_bytes\":%" PRIu64
           ",\"gpu_peak_pinned_host_bytes\":%" PRIu64 ",\"gpu_pinned_host_maps\":%" PRIu64
           ",\"gpu_pinned_host_mapped_bytes\":%" PRIu64 ",\"executors\":{",
           stats_.user_bytes_written, stats_.user_writes, stats_.combined_groups,
           stats_.wal_bytes_written, stats_.wal_syncs, stats_.flushes, stats_.flush_bytes_written,
           stats_.flush_dropped_entries, stats_.CompactionBytesWritten(), stats_.trivial_moves,
-          stats_.WriteAmplification(), stats_.stall_count, stats_.stall_micros,
-          stats_.slowdown_micros, JsonEscaped(gpu_status_).c_str(), gpu.pinned_host_bytes,
-          gpu.peak_pinned_host_bytes, gpu.pinned_host_maps, gpu.pinned_host_mapped_bytes);
+          stats_.WriteAmplification(), stalls.stops, stalls.stop_micros, stalls.slowdowns,
+          stalls.slowdown_micros, causes.c_str(), JsonEscaped(gpu_status_).c_str(),
+          gpu.pinned_host_bytes, gpu.peak_pinned_host_bytes, gpu.pinned_host_maps,
+          gpu.pinned_host_mapped_bytes);
   bool first = true;
   for (const auto& [name, e] : stats_.executors) {
     AppendF(&out,

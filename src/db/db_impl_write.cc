@@ -452,15 +452,17 @@ Status DBImpl::MakeRoomForWrite(bool force, std::unique_lock<std::mutex>& lock) 
       return Status::Aborted("database is closing");
     }
     const uint64_t pending = versions_->EstimatedPendingCompactionBytes();
-    if (allow_delay && (l0_files >= options_.level0_slowdown_writes_trigger ||
-                        pending >= options_.soft_pending_compaction_bytes_limit)) {
+    const bool slow_l0 = l0_files >= options_.level0_slowdown_writes_trigger;
+    if (allow_delay && (slow_l0 || pending >= options_.soft_pending_compaction_bytes_limit)) {
       // Close to the stop threshold: delay this write by 1 ms once, handing
       // the CPU to compaction instead of stopping writes later for seconds.
+      StallStats& stall = stats_.stalls[slow_l0 ? kStallLevel0Files : kStallPendingBytes];
+      stall.slowdowns++;
       lock.unlock();
       const uint64_t start = env_->NowMicros();
       env_->SleepForMicroseconds(1000);
       lock.lock();
-      stats_.slowdown_micros += env_->NowMicros() - start;
+      stall.slowdown_micros += env_->NowMicros() - start;
       allow_delay = false;
       continue;
     }
@@ -479,10 +481,13 @@ Status DBImpl::MakeRoomForWrite(bool force, std::unique_lock<std::mutex>& lock) 
     const bool too_much_pending = pending >= options_.hard_pending_compaction_bytes_limit;
     if (too_many_memtables || too_many_l0 || too_much_pending) {
       MaybeScheduleWork();
+      StallStats& stall = stats_.stalls[too_many_memtables ? kStallMemtables
+                                        : too_many_l0      ? kStallLevel0Files
+                                                           : kStallPendingBytes];
       const uint64_t start = env_->NowMicros();
-      stats_.stall_count++;
+      stall.stops++;
       bg_cv_.wait(lock);
-      stats_.stall_micros += env_->NowMicros() - start;
+      stall.stop_micros += env_->NowMicros() - start;
       continue;
     }
     Status s = SwitchMemtable();

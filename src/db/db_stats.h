@@ -37,6 +37,37 @@ struct ExecutorStats {
   std::map<std::string, double> stage_cpu_seconds;
 };
 
+// Why writers waited in MakeRoomForWrite, as RocksDB's "Stalls(count)"
+// breaks it down. A stop or slowdown counts under the first condition that
+// held, in this order; memtables never slow writes, they only stop them.
+enum StallCause : int {
+  kStallMemtables = 0,     // max_write_buffer_number memtables, none flushed yet
+  kStallLevel0Files = 1,   // level0_slowdown_writes_trigger / level0_stop_writes_trigger
+  kStallPendingBytes = 2,  // soft / hard_pending_compaction_bytes_limit
+  kNumStallCauses = 3,
+};
+// "memtables", "level0_files", "pending_compaction_bytes" (the names in
+// accelkv.stats and accelkv.stats.json).
+inline const char* StallCauseName(int cause) {
+  switch (cause) {
+    case kStallMemtables:
+      return "memtables";
+    case kStallLevel0Files:
+      return "level0_files";
+    case kStallPendingBytes:
+      return "pending_compaction_bytes";
+    default:
+      return "unknown";
+  }
+}
+
+struct StallStats {
+  uint64_t stops = 0;  // waits for background work (one per wake-up)
+  uint64_t stop_micros = 0;
+  uint64_t slowdowns = 0;  // writes delayed by 1 ms
+  uint64_t slowdown_micros = 0;
+};
+
 struct DBStats {
   uint64_t user_bytes_written = 0;  // keys + values handed to Write
   uint64_t user_writes = 0;         // write groups (one WAL record each)
@@ -49,14 +80,23 @@ struct DBStats {
   uint64_t flush_bytes_written = 0;
   uint64_t flush_dropped_entries = 0;  // versions no snapshot could see, not flushed
   uint64_t trivial_moves = 0;
-  uint64_t stall_micros = 0;     // writers waiting (stop conditions)
-  uint64_t slowdown_micros = 0;  // writers delayed (slowdown conditions)
-  uint64_t stall_count = 0;
+  StallStats stalls[kNumStallCauses];  // by StallCause
   std::vector<LevelCompactionStats> levels;
   std::map<std::string, ExecutorStats> executors;
 
   explicit DBStats(int num_levels) : levels(num_levels) {}
 
+  // The stalls of every cause together.
+  StallStats TotalStalls() const {
+    StallStats t;
+    for (const StallStats& c : stalls) {
+      t.stops += c.stops;
+      t.stop_micros += c.stop_micros;
+      t.slowdowns += c.slowdowns;
+      t.slowdown_micros += c.slowdown_micros;
+    }
+    return t;
+  }
   uint64_t CompactionBytesWritten() const {
     uint64_t n = 0;
     for (const auto& l : levels) n += l.bytes_written;
