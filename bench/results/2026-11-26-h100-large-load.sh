@@ -64,7 +64,7 @@ run() { # name timeout args...
   local rc=$?
   echo "== $name rc=$rc wall=$(($(date +%s) - t0))s" | tee -a "$OUT/w4.log"
   grep -E "^(accelkv|rocksdb|leveldb) +fillrandom" "$OUT/w4.log" | tail -1
-  python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readlines()[-1]); print({k: d.get(k) for k in ("ops", "ops_per_sec", "seconds", "time_limited", "lat_us_p99", "compaction_wait_sec", "cpu_sec", "peak_rss_bytes")}); print("\n".join(l for l in d.get("engine_stats", "").split("\n") if l.startswith(("User writes", "Stalls", "Executor", "GPU pinned"))))' "$OUT/w4.jsonl"
+  python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readlines()[-1]); print({k: d.get(k) for k in ("ops", "ops_per_sec", "seconds", "time_limited", "lat_us_p99", "compaction_wait_sec", "cpu_sec", "peak_rss_bytes")}); print("\n".join(l for l in d.get("engine_stats", "").split("\n") if l.startswith(("User writes", "Stalls", "Stall causes", "Executor", "GPU pinned"))))' "$OUT/w4.jsonl"
 }
 { nvidia-smi -L; nproc; uname -r; df -h /tmp | tail -1; } >>"$OUT/w4.log" 2>&1
 case "${PART:-tests}" in
