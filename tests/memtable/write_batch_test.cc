@@ -306,6 +306,28 @@ TEST(WriteBatchTest, SequenceOverflowIsCorruption) {
             mem.Contents());
 }
 
+// A batch of one record (one Put or one Delete: InsertInto parses it once)
+// is applied with its type and sequence, and refused past the last
+// sequence.
+TEST(WriteBatchTest, SingleRecordBatches) {
+  WriteBatch put;
+  put.Put("k", "v");
+  WriteBatchInternal::SetSequence(&put, 7);
+  WriteBatch del;
+  del.Delete("k");
+  WriteBatchInternal::SetSequence(&del, 8);
+  MemTableRef mem;
+  ASSERT_TRUE(WriteBatchInternal::InsertInto(&put, mem.get()).ok());
+  ASSERT_TRUE(WriteBatchInternal::InsertInto(&del, mem.get()).ok());
+  EXPECT_EQ("Delete(k)@8Put(k, v)@7", mem.Contents());
+  WriteBatchInternal::SetSequence(&put, kMaxSequenceNumber + 1);
+  EXPECT_TRUE(WriteBatchInternal::InsertInto(&put, mem.get()).IsCorruption());
+  WriteBatchInternal::SetSequence(&put, kMaxSequenceNumber);
+  ASSERT_TRUE(WriteBatchInternal::InsertInto(&put, mem.get()).ok());
+  EXPECT_EQ("Put(k, v)@" + std::to_string(kMaxSequenceNumber) + "Delete(k)@8Put(k, v)@7",
+            mem.Contents());
+}
+
 // Random bytes and random corruptions of valid batches never crash; what is
 // accepted is applied whole.
 TEST(WriteBatchTest, RandomBytesNeverCrash) {
