@@ -128,6 +128,9 @@ class BTreeIndex {
   // <0, 0, >0: slot i of n against s. Any result (never a crash) when n
   // changes meanwhile; the caller's version check then fails.
   static int CompareSlot(const Node* n, uint32_t i, const SearchKey& s);
+  // CompareSlot's rest once the 16-byte prefixes are equal (inlined where
+  // CountBelow compares; this part is rare among distinct keys).
+  static int CompareSlotTie(const Node* n, uint32_t i, const SearchKey& s);
   // The number of slots (of the first count) that compare < s, or <= s
   // when or_equal.
   static uint32_t CountBelow(const Node* n, uint32_t count, const SearchKey& s, bool or_equal);
